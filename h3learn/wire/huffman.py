@@ -1,0 +1,143 @@
+"""RFC 7541 Appendix B and §5.2: Huffman coding of string literals (RFC 9204 §4.1.2).
+
+Encoding writes each byte's code (from `HUFFMAN_CODE`) one after another, most significant
+bit first, and fills the last byte with the high bits of the EOS code, which are all ones.
+
+Decoding follows the codes bit by bit down a binary tree whose leaves are the 257 symbols.
+Walking one bit at a time in Python is slow, so at import time the tree is turned into a
+table that consumes four bits (a nibble) at a time: for every internal node of the tree and
+every nibble, the table says which node the walk reaches and which symbol, if any, it
+completed on the way. No code is shorter than five bits, so a nibble completes at most one.
+
+Three rules make an encoded string malformed (RFC 7541 §5.2):
+- the EOS symbol decoded inside the string;
+- padding longer than 7 bits;
+- padding that is not the most significant bits of EOS (i.e. not all ones).
+"""
+
+from h3learn.wire.errors import MalformedInput
+from h3learn.wire.huffman_code import EOS, HUFFMAN_CODE
+
+RULE_EOS = "Huffman-encoded string contains the EOS symbol"
+RULE_PADDING_TOO_LONG = "Huffman padding is longer than 7 bits"
+RULE_PADDING_NOT_EOS = "Huffman padding is not the most significant bits of EOS (all ones)"
+
+
+def huffman_encoded_length(data: bytes) -> int:
+    """Bytes that `huffman_encode` would produce for ``data``."""
+    bits = 0
+    for byte in data:
+        bits += HUFFMAN_CODE[byte][1]
+    return (bits + 7) // 8
+
+
+def huffman_encode(data: bytes) -> bytes:
+    """Encode ``data`` with the static Huffman code, padding with ones."""
+    out = bytearray()
+    pending = 0  # bits not yet written, right-aligned
+    pending_bits = 0
+    for byte in data:
+        code, length = HUFFMAN_CODE[byte]
+        pending = (pending << length) | code
+        pending_bits += length
+        while pending_bits >= 8:
+            pending_bits -= 8
+            out.append((pending >> pending_bits) & 0xFF)
+        pending &= (1 << pending_bits) - 1
+    if pending_bits:
+        padding = 8 - pending_bits
+        out.append(((pending << padding) | ((1 << padding) - 1)) & 0xFF)
+    return bytes(out)
+
+
+# --- the decoding tree and the nibble table built from it -------------------------------
+
+NO_SYMBOL = -1
+
+
+def _build_tree() -> list[list[int]]:
+    """The code as a binary tree: node 0 is the root; children[node] = [zero, one].
+
+    A child is either another node's number (>= 0) or ~symbol (< 0) for a leaf.
+    """
+    children: list[list[int]] = [[0, 0]]
+    for symbol, (code, length) in enumerate(HUFFMAN_CODE):
+        node = 0
+        for position in range(length - 1, -1, -1):
+            bit = (code >> position) & 1
+            if position == 0:
+                children[node][bit] = ~symbol
+            else:
+                if children[node][bit] == 0:
+                    children.append([0, 0])
+                    children[node][bit] = len(children) - 1
+                node = children[node][bit]
+    return children
+
+
+def _build_nibble_table(
+    children: list[list[int]],
+) -> tuple[list[tuple[int, int]], list[bool]]:
+    """For node n and nibble v, entry [n * 16 + v] is (node reached, symbol completed).
+
+    The second list says, for each node, whether the input may end there: at the root, or
+    at most seven bits below it along a path of ones (the allowed padding).
+    """
+    table: list[tuple[int, int]] = []
+    for start in range(len(children)):
+        for nibble in range(16):
+            node, symbol = start, NO_SYMBOL
+            for position in (3, 2, 1, 0):
+                child = children[node][(nibble >> position) & 1]
+                if child < 0:
+                    symbol = ~child
+                    node = 0
+                    if symbol == EOS:
+                        break
+                else:
+                    node = child
+            table.append((node, symbol))
+    may_end = [False] * len(children)
+    node = 0
+    for _ in range(8):
+        may_end[node] = True
+        node = children[node][1]
+    return table, may_end
+
+
+_TREE = _build_tree()
+_NIBBLE_TABLE, _MAY_END = _build_nibble_table(_TREE)
+
+
+def huffman_decode(data: bytes | bytearray | memoryview) -> bytes:
+    """Decode a Huffman-encoded string; raise `MalformedInput` naming the rule it breaks."""
+    table = _NIBBLE_TABLE
+    out = bytearray()
+    node = 0
+    for byte in data:
+        node, symbol = table[(node << 4) | (byte >> 4)]
+        if symbol >= 0:
+            if symbol == EOS:
+                raise MalformedInput(RULE_EOS, "7541#5.2")
+            out.append(symbol)
+        node, symbol = table[(node << 4) | (byte & 0x0F)]
+        if symbol >= 0:
+            if symbol == EOS:
+                raise MalformedInput(RULE_EOS, "7541#5.2")
+            out.append(symbol)
+    if not _MAY_END[node]:
+        if _is_all_ones_path(node):
+            raise MalformedInput(RULE_PADDING_TOO_LONG, "7541#5.2")
+        raise MalformedInput(RULE_PADDING_NOT_EOS, "7541#5.2")
+    return bytes(out)
+
+
+def _is_all_ones_path(target: int) -> bool:
+    """Whether ``target`` lies on the all-ones path from the root (the EOS prefix)."""
+    children = _TREE
+    node = 0
+    while node >= 0:
+        if node == target:
+            return True
+        node = children[node][1]
+    return False
