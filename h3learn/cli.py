@@ -1,0 +1,52 @@
+"""The ``h3learn`` command line: one subcommand per capability.
+
+Each subcommand lives in its own module and registers itself through `SUBCOMMANDS`; this
+module only builds the argument parser and turns a project error into a clear message and
+a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from h3learn import qif_cli
+
+#: name -> (function that adds the subcommand's arguments to its parser)
+SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type: ignore[type-arg]
+    "qif": qif_cli.add_parser,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="h3learn",
+        description="Learn HTTP/3 (RFC 9114) and QPACK (RFC 9204) byte by byte.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add_parser in SUBCOMMANDS.values():
+        add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    try:
+        status: int = args.run(args)
+    except CommandError as error:
+        print(f"h3learn {args.command}: {error}", file=sys.stderr)
+        return 1
+    return status
+
+
+class CommandError(Exception):
+    """A failure to report to the user as one clear line (bad input, unreadable file)."""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

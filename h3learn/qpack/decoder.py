@@ -1,0 +1,519 @@
+"""RFC 9204 §2.2: the QPACK decoder (sans-IO).
+
+The decoder turns encoded field sections back into field lists. It owns the *remote*
+dynamic table, which the peer's encoder fills through the encoder stream, and it talks back
+on the decoder stream. Its inputs and outputs are plain bytes:
+
+    feed_encoder(bytes)            encoder stream in: instructions change the table (§4.3);
+                                   returns the field sections this unblocked
+    decode(stream_id, bytes)       a field section in (§4.5): the decoded fields, or None
+                                   if it must wait for inserts (a *blocked* stream, §2.2.1)
+    cancel_stream(stream_id)       the stream was reset or abandoned (§2.2.2.2)
+    data_to_send()                 decoder stream out: acknowledgments (§4.4)
+
+How it decides what to send (§2.2.2):
+
+- after decoding a section whose Required Insert Count is not zero it sends a Section
+  Acknowledgment, which also tells the encoder the decoder has every insert up to that count;
+- when `data_to_send` finds inserts the encoder has not yet been told about, it sends one
+  Insert Count Increment for all of them;
+- when a stream with a blocked or unacknowledged section is cancelled, it sends a Stream
+  Cancellation (unless its maximum table capacity is 0, where nothing can be referenced).
+
+A section that needs inserts not yet received waits in a table of blocked streams; there may
+be at most SETTINGS_QPACK_BLOCKED_STREAMS of them (§2.1.2). Every rule in RFC 9204 that ends
+in "MUST treat this as a connection error" raises the matching `QpackError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3learn.events import NullRecorder, Recorder
+from h3learn.qpack.decoder_instructions import (
+    DecoderInstruction,
+    InsertCountIncrement,
+    SectionAcknowledgment,
+    StreamCancellation,
+)
+from h3learn.qpack.dynamic_table import (
+    DynamicTable,
+    absolute_from_encoder_relative,
+    absolute_from_post_base,
+    absolute_from_relative,
+    entry_size,
+)
+from h3learn.qpack.encoder_instructions import (
+    EncoderInstruction,
+    InsertWithLiteralName,
+    InsertWithNameReference,
+    SetDynamicTableCapacity,
+    parse_encoder_instruction,
+)
+from h3learn.qpack.errors import DecompressionFailed, EncoderStreamError
+from h3learn.qpack.field_lines import (
+    FieldLine,
+    FieldSectionPrefix,
+    IndexedFieldLine,
+    IndexedFieldLineWithPostBaseIndex,
+    LiteralFieldLineWithLiteralName,
+    LiteralFieldLineWithNameReference,
+    LiteralFieldLineWithPostBaseNameReference,
+    base_from_delta,
+    decode_required_insert_count,
+    max_entries,
+    parse_field_line,
+)
+from h3learn.qpack.static_table import STATIC_TABLE, STATIC_TABLE_SIZE
+from h3learn.wire.errors import MalformedInput, NeedMoreData
+from h3learn.wire.spans import SpanReader, SpanWriter, display
+
+Header = tuple[bytes, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedFieldSection:
+    """A decoded field section: the field lines in order and how they were represented."""
+
+    stream_id: int
+    headers: list[Header]
+    #: For each header, whether the sender set the N (never-indexed) bit (RFC 9204 §7.1.3).
+    never_indexed: list[bool]
+    required_insert_count: int
+    base: int
+
+
+@dataclass(slots=True)
+class _BlockedSection:
+    required_insert_count: int
+    data: bytes
+
+
+@dataclass(slots=True)
+class _ResolvedLine:
+    """What a field line representation resolved to (for the headers_decoded event)."""
+
+    line: FieldLine
+    name: bytes
+    value: bytes
+    table: str  # "static", "dynamic" or "literal"
+    absolute_index: int | None = None
+    static_index: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Decoder:
+    """A QPACK decoder; see the module docstring."""
+
+    def __init__(
+        self,
+        max_table_capacity: int = 0,
+        blocked_streams: int = 0,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        #: What this endpoint advertised as SETTINGS_QPACK_MAX_TABLE_CAPACITY (§5).
+        self.max_table_capacity = max_table_capacity
+        #: What this endpoint advertised as SETTINGS_QPACK_BLOCKED_STREAMS (§5).
+        self.max_blocked_streams = blocked_streams
+        self.table = DynamicTable(max_table_capacity, self.recorder, owner="remote")
+        #: The Insert Count the encoder has been told about (RFC 9204 §2.1.4, decoder side).
+        self.acknowledged_insert_count = 0
+        #: Stream ids of the QUIC streams carrying the instructions, for events only.
+        self.encoder_stream_id: int | None = None
+        self.decoder_stream_id: int | None = None
+        self._encoder_buffer = bytearray()
+        self._blocked: dict[int, _BlockedSection] = {}
+        self._out = bytearray()
+
+    # -- the encoder stream (RFC 9204 §4.3) -----------------------------------------------
+
+    def feed_encoder(self, data: bytes) -> list[DecodedFieldSection]:
+        """Process encoder stream bytes; returns sections that this unblocked, decoded."""
+        self._encoder_buffer += data
+        buffer = self._encoder_buffer
+        position = 0
+        inserts_before = self.table.insert_count
+        try:
+            while position < len(buffer):
+                reader = SpanReader(buffer, position, record=self.recorder.enabled)
+                try:
+                    instruction = parse_encoder_instruction(reader)
+                except NeedMoreData:
+                    self._check_pending_instruction_size(len(buffer) - position)
+                    break
+                except MalformedInput as error:
+                    raise EncoderStreamError(error.rule, error.rfc) from None
+                position = reader.position
+                if self.recorder.enabled:
+                    self._record_instruction(instruction, reader)
+                self._execute(instruction)
+        finally:
+            del buffer[:position]
+        if self.table.insert_count == inserts_before:
+            return []
+        return self._unblock()
+
+    def _check_pending_instruction_size(self, pending: int) -> None:
+        """RFC 9204 §7.4: refuse to buffer an instruction larger than any that could fit.
+
+        An insert must fit the table, and Huffman coding at most quadruples a string, so an
+        unfinished instruction longer than that can only be an error (or an attack).
+        """
+        limit = 4 * self.max_table_capacity + 64
+        if pending > limit:
+            raise EncoderStreamError(
+                f"unfinished encoder instruction already {pending} bytes long; no entry that"
+                f" fits a table of at most {self.max_table_capacity} bytes needs that many",
+                "9204#7.4",
+            )
+
+    def _execute(self, instruction: EncoderInstruction) -> None:
+        table = self.table
+        if isinstance(instruction, SetDynamicTableCapacity):
+            if instruction.capacity > self.max_table_capacity:
+                raise EncoderStreamError(
+                    f"Set Dynamic Table Capacity {instruction.capacity} exceeds the maximum"
+                    f" {self.max_table_capacity} this decoder advertised",
+                    "9204#4.3.1",
+                )
+            table.set_capacity(instruction.capacity)
+            return
+        if isinstance(instruction, InsertWithNameReference):
+            if instruction.static:
+                name = self._static_entry_for_encoder_stream(instruction.name_index)[0]
+            else:
+                name = self._dynamic_entry_for_encoder_stream(instruction.name_index)[0]
+            value = instruction.value
+        elif isinstance(instruction, InsertWithLiteralName):
+            name, value = instruction.name, instruction.value
+        else:
+            name, value = self._dynamic_entry_for_encoder_stream(instruction.index)
+        size = entry_size(name, value)
+        if size > table.capacity:
+            raise EncoderStreamError(
+                f"inserted entry of {size} bytes is larger than the table capacity"
+                f" {table.capacity}",
+                "9204#3.2.2",
+            )
+        table.insert(name, value)
+
+    def _static_entry_for_encoder_stream(self, index: int) -> Header:
+        if index >= STATIC_TABLE_SIZE:
+            raise EncoderStreamError(
+                f"encoder instruction refers to static index {index}; the static table has"
+                f" {STATIC_TABLE_SIZE} entries",
+                "9204#3.1",
+            )
+        _, name, value = STATIC_TABLE[index]
+        return name, value
+
+    def _dynamic_entry_for_encoder_stream(self, relative_index: int) -> Header:
+        absolute = absolute_from_encoder_relative(relative_index, self.table.insert_count)
+        entry = self.table.get(absolute) if absolute >= 0 else None
+        if entry is None:
+            raise EncoderStreamError(
+                f"encoder instruction refers to relative index {relative_index} (absolute"
+                f" {absolute}), which is not in the dynamic table (evicted or never inserted)",
+                "9204#2.2.3",
+            )
+        return entry.name, entry.value
+
+    def _record_instruction(self, instruction: EncoderInstruction, reader: SpanReader) -> None:
+        self.recorder.record(
+            category="qpack",
+            name="instruction_parsed",
+            stream_id=self.encoder_stream_id,
+            data=instruction.qlog(),
+            raw=reader.unit(),
+            fields=reader.field_spans(),
+            rfc=(instruction.section,),
+            summary=f"encoder stream: {instruction.describe()}",
+        )
+
+    # -- field sections (RFC 9204 §4.5) ---------------------------------------------------
+
+    def decode(self, stream_id: int, data: bytes) -> DecodedFieldSection | None:
+        """Decode one encoded field section, or hold it if it is blocked (returns None)."""
+        reader = SpanReader(data, record=False)
+        try:
+            prefix = FieldSectionPrefix.parse(reader)
+        except NeedMoreData:
+            raise DecompressionFailed(
+                "field section ends inside its prefix", "9204#4.5.1"
+            ) from None
+        except MalformedInput as error:
+            raise DecompressionFailed(error.rule, error.rfc) from None
+        required_insert_count = decode_required_insert_count(
+            prefix.encoded_insert_count, self.max_table_capacity, self.table.insert_count
+        )
+        if required_insert_count > self.table.insert_count:
+            self._block(stream_id, required_insert_count, data)
+            return None
+        return self._decode_now(stream_id, data, required_insert_count)
+
+    def _block(self, stream_id: int, required_insert_count: int, data: bytes) -> None:
+        """RFC 9204 §2.2.1: wait for inserts, within the advertised number of blocked streams."""
+        if stream_id in self._blocked:
+            raise DecompressionFailed(
+                f"stream {stream_id} sent a second field section while its first is blocked",
+                "9204#2.2.1",
+            )
+        if len(self._blocked) >= self.max_blocked_streams:
+            raise DecompressionFailed(
+                f"stream {stream_id} would be blocked stream number {len(self._blocked) + 1},"
+                f" more than the {self.max_blocked_streams} this decoder allows"
+                " (SETTINGS_QPACK_BLOCKED_STREAMS)",
+                "9204#2.1.2",
+            )
+        self._blocked[stream_id] = _BlockedSection(required_insert_count, data)
+        if self.recorder.enabled:
+            self.recorder.record(
+                category="qpack",
+                name="stream_state_updated",
+                stream_id=stream_id,
+                data={
+                    "stream_id": stream_id,
+                    "state": "blocked",
+                    "required_insert_count": required_insert_count,
+                    "current_insert_count": self.table.insert_count,
+                },
+                raw=data,
+                fields=self._spans_of_section(data),
+                rfc=("9204#2.2.1",),
+                summary=(
+                    f"stream {stream_id} blocked: needs Insert Count {required_insert_count},"
+                    f" decoder has {self.table.insert_count}"
+                ),
+            )
+
+    def _unblock(self) -> list[DecodedFieldSection]:
+        ready = [
+            stream_id
+            for stream_id, blocked in self._blocked.items()
+            if blocked.required_insert_count <= self.table.insert_count
+        ]
+        decoded = []
+        for stream_id in ready:
+            blocked = self._blocked.pop(stream_id)
+            if self.recorder.enabled:
+                self.recorder.record(
+                    category="qpack",
+                    name="stream_state_updated",
+                    stream_id=stream_id,
+                    data={
+                        "stream_id": stream_id,
+                        "state": "unblocked",
+                        "required_insert_count": blocked.required_insert_count,
+                        "current_insert_count": self.table.insert_count,
+                    },
+                    rfc=("9204#2.2.1",),
+                    summary=f"stream {stream_id} unblocked: Insert Count reached"
+                    f" {self.table.insert_count}",
+                )
+            decoded.append(self._decode_now(stream_id, blocked.data, blocked.required_insert_count))
+        return decoded
+
+    @property
+    def blocked_streams(self) -> list[int]:
+        return list(self._blocked)
+
+    def _decode_now(
+        self, stream_id: int, data: bytes, required_insert_count: int
+    ) -> DecodedFieldSection:
+        record = self.recorder.enabled
+        reader = SpanReader(data, record=record)
+        prefix = FieldSectionPrefix.parse(reader)
+        base = base_from_delta(required_insert_count, prefix.sign, prefix.delta_base)
+        headers: list[Header] = []
+        never_indexed: list[bool] = []
+        resolved: list[_ResolvedLine] = []
+        largest_reference = -1
+        try:
+            while not reader.at_end():
+                line = parse_field_line(reader)
+                result = self._resolve(line, base, required_insert_count)
+                headers.append((result.name, result.value))
+                never_indexed.append(getattr(line, "never_indexed", False))
+                if result.absolute_index is not None:
+                    largest_reference = max(largest_reference, result.absolute_index)
+                if record:
+                    resolved.append(result)
+        except NeedMoreData:
+            raise DecompressionFailed(
+                "field section ends inside a field line", "9204#4.5"
+            ) from None
+        except MalformedInput as error:
+            raise DecompressionFailed(error.rule, error.rfc) from None
+        if required_insert_count and largest_reference != required_insert_count - 1:
+            raise DecompressionFailed(
+                f"Required Insert Count is {required_insert_count} but the largest dynamic"
+                f" reference is {largest_reference}; it must be exactly one more",
+                "9204#2.2.1",
+            )
+        if required_insert_count:
+            self._send(SectionAcknowledgment(stream_id))
+            self.acknowledged_insert_count = max(
+                self.acknowledged_insert_count, required_insert_count
+            )
+        section = DecodedFieldSection(
+            stream_id, headers, never_indexed, required_insert_count, base
+        )
+        if record:
+            self._record_section(section, prefix, resolved, reader)
+        return section
+
+    def _resolve(self, line: FieldLine, base: int, required_insert_count: int) -> _ResolvedLine:
+        """Find the name and value a field line stands for (RFC 9204 §4.5.2 - §4.5.6)."""
+        if isinstance(line, LiteralFieldLineWithLiteralName):
+            return _ResolvedLine(line, line.name, line.value, "literal")
+        if isinstance(line, IndexedFieldLine):
+            if line.static:
+                name, value = self._static_entry(line.index)
+                return _ResolvedLine(line, name, value, "static", static_index=line.index)
+            absolute = absolute_from_relative(line.index, base)
+            entry = self._dynamic_entry(absolute, required_insert_count, "relative", line.index)
+            return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
+        if isinstance(line, IndexedFieldLineWithPostBaseIndex):
+            absolute = absolute_from_post_base(line.index, base)
+            entry = self._dynamic_entry(absolute, required_insert_count, "post-base", line.index)
+            return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
+        if isinstance(line, LiteralFieldLineWithNameReference):
+            if line.static:
+                name = self._static_entry(line.name_index)[0]
+                return _ResolvedLine(line, name, line.value, "static", static_index=line.name_index)
+            absolute = absolute_from_relative(line.name_index, base)
+            name = self._dynamic_entry(
+                absolute, required_insert_count, "relative", line.name_index
+            )[0]
+            return _ResolvedLine(line, name, line.value, "dynamic", absolute)
+        assert isinstance(line, LiteralFieldLineWithPostBaseNameReference)
+        absolute = absolute_from_post_base(line.name_index, base)
+        name = self._dynamic_entry(absolute, required_insert_count, "post-base", line.name_index)[0]
+        return _ResolvedLine(line, name, line.value, "dynamic", absolute)
+
+    def _static_entry(self, index: int) -> Header:
+        if index >= STATIC_TABLE_SIZE:
+            raise DecompressionFailed(
+                f"field line refers to static index {index}; the static table has"
+                f" {STATIC_TABLE_SIZE} entries (0-{STATIC_TABLE_SIZE - 1})",
+                "9204#3.1",
+            )
+        _, name, value = STATIC_TABLE[index]
+        return name, value
+
+    def _dynamic_entry(
+        self, absolute: int, required_insert_count: int, kind: str, index: int
+    ) -> Header:
+        if absolute < 0 or absolute >= required_insert_count:
+            raise DecompressionFailed(
+                f"field line's {kind} index {index} means absolute index {absolute}, outside"
+                f" 0..{required_insert_count - 1} (below the Required Insert Count"
+                f" {required_insert_count})",
+                "9204#2.2.3",
+            )
+        entry = self.table.get(absolute)
+        if entry is None:
+            raise DecompressionFailed(
+                f"field line refers to dynamic entry {absolute}, which has been evicted",
+                "9204#2.2.3",
+            )
+        return entry.name, entry.value
+
+    def _spans_of_section(self, data: bytes) -> tuple[Any, ...]:
+        """Labels for a blocked section's prefix (its lines cannot be resolved yet)."""
+        if not self.recorder.enabled:
+            return ()
+        reader = SpanReader(data, record=True)
+        FieldSectionPrefix.parse(reader)
+        return reader.field_spans()
+
+    def _record_section(
+        self,
+        section: DecodedFieldSection,
+        prefix: FieldSectionPrefix,
+        resolved: list[_ResolvedLine],
+        reader: SpanReader,
+    ) -> None:
+        lines = []
+        for result in resolved:
+            entry: dict[str, Any] = {
+                "representation": type(result.line).__name__,
+                **result.line.qlog(),
+                "name": display(result.name),
+                "value": display(result.value),
+                "table": result.table,
+            }
+            if result.absolute_index is not None:
+                entry["absolute_index"] = result.absolute_index
+            if result.static_index is not None:
+                entry["static_index"] = result.static_index
+            lines.append(entry)
+        self.recorder.record(
+            category="qpack",
+            name="headers_decoded",
+            stream_id=section.stream_id,
+            data={
+                "stream_id": section.stream_id,
+                "headers": [
+                    {"name": display(name), "value": display(value)}
+                    for name, value in section.headers
+                ],
+                "prefix": {
+                    "encoded_insert_count": prefix.encoded_insert_count,
+                    "max_entries": max_entries(self.max_table_capacity),
+                    "total_inserts": self.table.insert_count,
+                    "required_insert_count": section.required_insert_count,
+                    "sign": prefix.sign,
+                    "delta_base": prefix.delta_base,
+                    "base": section.base,
+                },
+                "field_lines": lines,
+            },
+            raw=reader.unit(),
+            fields=reader.field_spans(),
+            rfc=("9204#4.5",),
+            summary=(
+                f"decoded field section on stream {section.stream_id}: {len(section.headers)}"
+                f" fields, Required Insert Count {section.required_insert_count},"
+                f" Base {section.base}"
+            ),
+        )
+
+    # -- stream cancellation (RFC 9204 §2.2.2.2) -------------------------------------------
+
+    def cancel_stream(self, stream_id: int) -> None:
+        """The stream was reset or its reading abandoned: forget it and tell the encoder."""
+        was_blocked = self._blocked.pop(stream_id, None) is not None
+        if self.max_table_capacity == 0 and not was_blocked:
+            return  # RFC 9204 §4.4.2: with no dynamic table there is nothing to release
+        self._send(StreamCancellation(stream_id))
+
+    # -- the decoder stream (RFC 9204 §4.4) -----------------------------------------------
+
+    def data_to_send(self) -> bytes:
+        """Bytes for the decoder stream, with an Insert Count Increment if one is due."""
+        unannounced = self.table.insert_count - self.acknowledged_insert_count
+        if unannounced > 0:
+            self._send(InsertCountIncrement(unannounced))
+            self.acknowledged_insert_count = self.table.insert_count
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def _send(self, instruction: DecoderInstruction) -> None:
+        writer = SpanWriter(record=self.recorder.enabled)
+        instruction.serialize(writer)
+        self._out += writer.buffer
+        if self.recorder.enabled:
+            self.recorder.record(
+                category="qpack",
+                name="instruction_created",
+                stream_id=self.decoder_stream_id,
+                data=instruction.qlog(),
+                raw=writer.unit(),
+                fields=writer.field_spans(),
+                rfc=(instruction.section,),
+                summary=f"decoder stream: {instruction.describe()}",
+            )
