@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from h3learn import qif_cli
+from h3learn.command_error import CommandError
 
 #: name -> (function that adds the subcommand's arguments to its parser)
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type: ignore[type-arg]
@@ -42,10 +43,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"h3learn {args.command}: {error}", file=sys.stderr)
         return 1
     return status
-
-
-class CommandError(Exception):
-    """A failure to report to the user as one clear line (bad input, unreadable file)."""
 
 
 if __name__ == "__main__":
