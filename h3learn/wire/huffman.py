@@ -4,10 +4,11 @@ Encoding writes each byte's code (from `HUFFMAN_CODE`) one after another, most s
 bit first, and fills the last byte with the high bits of the EOS code, which are all ones.
 
 Decoding follows the codes bit by bit down a binary tree whose leaves are the 257 symbols.
-Walking one bit at a time in Python is slow, so at import time the tree is turned into a
-table that consumes four bits (a nibble) at a time: for every internal node of the tree and
-every nibble, the table says which node the walk reaches and which symbol, if any, it
-completed on the way. No code is shorter than five bits, so a nibble completes at most one.
+Walking one bit at a time in Python is slow, so at import time the tree is turned into
+tables: first one that consumes four bits (a nibble) at a time (for every internal node of
+the tree and every nibble: the node the walk reaches and the symbol, if any, it completed on
+the way; no code is shorter than five bits, so a nibble completes at most one), then, by
+joining two nibble steps, one that consumes a whole byte at a time.
 
 Three rules make an encoded string malformed (RFC 7541 §5.2):
 - the EOS symbol decoded inside the string;
@@ -105,26 +106,57 @@ def _build_nibble_table(
     return table, may_end
 
 
+def _build_byte_table(
+    nibble_table: list[tuple[int, int]], node_count: int
+) -> tuple[list[int], list[bytes]]:
+    """Two nibble steps joined into one byte step, for speed.
+
+    Entry [n * 256 + b] says where the walk from node n goes on byte b, and which symbols
+    (none, one or two: codes are at least five bits long) it completes on the way. A byte
+    that completes EOS leads to the extra node ``EOS_SEEN``, which every byte leads back to.
+    """
+    next_node: list[int] = []
+    emitted: list[bytes] = []
+    single = [bytes((symbol,)) for symbol in range(256)]
+    for start in range(node_count + 1):
+        for byte in range(256):
+            if start == node_count:
+                next_node.append(node_count)
+                emitted.append(b"")
+                continue
+            middle, first = nibble_table[(start << 4) | (byte >> 4)]
+            end, second = nibble_table[(middle << 4) | (byte & 0x0F)]
+            if first == EOS or second == EOS:
+                next_node.append(node_count)
+                emitted.append(b"")
+                continue
+            symbols = b"" if first < 0 else single[first]
+            if second >= 0:
+                symbols += single[second]
+            next_node.append(end)
+            emitted.append(symbols)
+    return next_node, emitted
+
+
 _TREE = _build_tree()
 _NIBBLE_TABLE, _MAY_END = _build_nibble_table(_TREE)
+#: The node reached after an EOS symbol: decoding fails once the input ends.
+EOS_SEEN = len(_TREE)
+_NEXT_NODE, _EMITTED = _build_byte_table(_NIBBLE_TABLE, len(_TREE))
 
 
 def huffman_decode(data: bytes | bytearray | memoryview) -> bytes:
     """Decode a Huffman-encoded string; raise `MalformedInput` naming the rule it breaks."""
-    table = _NIBBLE_TABLE
+    next_node = _NEXT_NODE
+    emitted = _EMITTED
     out = bytearray()
     node = 0
     for byte in data:
-        node, symbol = table[(node << 4) | (byte >> 4)]
-        if symbol >= 0:
-            if symbol == EOS:
-                raise MalformedInput(RULE_EOS, "7541#5.2")
-            out.append(symbol)
-        node, symbol = table[(node << 4) | (byte & 0x0F)]
-        if symbol >= 0:
-            if symbol == EOS:
-                raise MalformedInput(RULE_EOS, "7541#5.2")
-            out.append(symbol)
+        index = (node << 8) | byte
+        out += emitted[index]
+        node = next_node[index]
+    if node == EOS_SEEN:
+        raise MalformedInput(RULE_EOS, "7541#5.2")
     if not _MAY_END[node]:
         if _is_all_ones_path(node):
             raise MalformedInput(RULE_PADDING_TOO_LONG, "7541#5.2")

@@ -153,10 +153,16 @@ class SpanReader:
 
         Returns (decoded value, whether it was Huffman-encoded).
         """
-        huffman = self.flag(f"{name}: H", EXPLAIN_HUFFMAN_FLAG, "9204#4.1.2")
-        length = self.integer(
-            f"{name}: length", f"Length in bytes of the {name.lower()} as sent.", "9204#4.1.2"
-        )
+        if self.spans is None:
+            # The same two steps as below without labels: the decoder's hot path.
+            huffman = bool(self.peek_byte() & (0x80 >> self.bit))
+            length, self.position = parse_prefixed_int(self.data, self.position, 7 - self.bit)
+            self.bit = 0
+        else:
+            huffman = self.flag(f"{name}: H", EXPLAIN_HUFFMAN_FLAG, "9204#4.1.2")
+            length = self.integer(
+                f"{name}: length", f"Length in bytes of the {name.lower()} as sent.", "9204#4.1.2"
+            )
         start = self.position
         end = start + length
         if end > len(self.data):
