@@ -1,0 +1,66 @@
+"""The layering rules of docs/architecture.md, checked on the source.
+
+The protocol core (h3learn/wire, h3learn/qpack, h3learn/h3) is sans-IO (RFC 9114 and
+RFC 9204 are implemented as bytes in, bytes and events out): it must never import asyncio,
+sockets, aioquic or Flask, and QPACK must not depend on HTTP/3.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "h3learn"
+FORBIDDEN_IN_CORE = {"asyncio", "socket", "aioquic", "flask", "flask_socketio", "selectors"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def core_files(layer: str) -> list[Path]:
+    return sorted((PACKAGE / layer).glob("*.py"))
+
+
+@pytest.mark.parametrize("layer", ["wire", "qpack", "h3"])
+def test_core_layer_is_sans_io(layer: str) -> None:
+    files = core_files(layer)
+    assert files or layer == "h3"
+    for path in files:
+        for module in imported_modules(path):
+            top = module.split(".")[0]
+            assert top not in FORBIDDEN_IN_CORE, f"{path.name} imports {module}"
+
+
+def test_qpack_never_imports_h3() -> None:
+    for path in core_files("qpack"):
+        for module in imported_modules(path):
+            assert not module.startswith("h3learn.h3"), f"{path.name} imports {module}"
+
+
+def test_wire_imports_only_events_and_itself() -> None:
+    for path in core_files("wire"):
+        for module in imported_modules(path):
+            if module.startswith("h3learn"):
+                assert module.startswith(("h3learn.wire", "h3learn.events")), (
+                    f"{path.name} imports {module}"
+                )
+
+
+def test_every_core_module_cites_its_rfc_section() -> None:
+    """House style: each module's docstring starts from the section it implements."""
+    for layer in ("wire", "qpack", "h3"):
+        for path in core_files(layer):
+            if path.name == "__init__.py":
+                continue
+            docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+            assert "RFC " in docstring and "§" in docstring, f"{path.name} cites no section"
