@@ -1,0 +1,721 @@
+"""RFC 9204 §2.1: the QPACK encoder (sans-IO).
+
+The encoder turns a list of fields into an encoded field section (§4.5) plus, on the
+encoder stream, the instructions (§4.3) that put entries into the peer decoder's copy of
+the dynamic table. It owns the *local* dynamic table, the one it fills, and listens to the
+decoder stream (§4.4) to learn what the decoder has received and finished with:
+
+    apply_settings(capacity, blocked)  the peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and
+                                       SETTINGS_QPACK_BLOCKED_STREAMS (§5)
+    encode(stream_id, headers)         -> (encoder stream bytes, encoded field section)
+    feed_decoder(bytes)                decoder stream in: acknowledgments (§4.4)
+
+The rules it must keep (§2.1.1 - §2.1.4):
+
+- The table starts with capacity 0 (§3.2.2). Before the first insert the encoder sends Set
+  Dynamic Table Capacity, at most the decoder's maximum (§3.2.3). If that maximum is 0 the
+  dynamic table is off and the encoder sends no instructions at all.
+- An entry may be evicted only when it is *evictable* (§2.1.1): the decoder has acknowledged
+  its insertion (its absolute index is below the Known Received Count) and no field section
+  still awaiting acknowledgment refers to it. An insert that would evict anything else is
+  not made.
+- A field section whose Required Insert Count exceeds the Known Received Count could block
+  the decoder (§2.1.2). At most SETTINGS_QPACK_BLOCKED_STREAMS streams may carry such a
+  section at any time; a stream that already does may add more.
+- The Required Insert Count is exactly one more than the largest absolute index referenced.
+
+How it decides (the strategy, in the order `encode` tries things for each field line):
+
+1. A field marked *never indexed* (§7.1.3) is always sent as a literal with the N bit set,
+   and never inserted. By default these are ``authorization``, ``proxy-authorization`` and
+   ``cookie`` values shorter than 20 bytes. The reason is the compression oracle of
+   §7.1: an attacker who can make the client send guesses next to a secret can learn from
+   the size of the output whether a guess matched a table entry. Long random values take
+   too many guesses; short cookies and credentials do not, so they stay out of the table
+   and carry the N bit so that intermediaries keep them out of theirs too.
+2. An exact match in the static table is referenced (one or two bytes, never blocks).
+3. An exact match in the dynamic table is referenced if the reference is allowed: the entry
+   is acknowledged, or this section may block. If the entry lies in the *draining* region
+   (the oldest entries, the next to be evicted; §2.1.1.1) and there is room, it is first
+   copied to the front with Duplicate (§4.3.4), so that often used entries survive the
+   first-in, first-out table instead of falling out and being sent again in full.
+4. Otherwise the field may be inserted, if it is *worth it*: it was seen recently (a field
+   that came once tends to come again: the same user agent, the same host), or, when the
+   section may block, its name's values usually repeat. Fields whose values rarely repeat
+   (``:path``, ``date``, ``content-length``) mostly stay literals; so do entries too large for
+   a quarter of the table. When the section may block, the new entry is referenced straight
+   away (a post-base or relative reference); otherwise the field goes as a literal this time
+   and the entry serves later sections once acknowledged.
+5. A literal reuses a name from the static table if there is one, else a dynamic entry with
+   that name (if it may be referenced), else sends the name too.
+
+Then the prefix (§4.5.1): the Required Insert Count follows from the references; the Base is
+the value, among those worth trying, that makes the section shortest (§4.5.1.2). Every
+string is Huffman-coded only when that is shorter (§4.1.2).
+
+Every instruction and field section is recorded as an event with its bytes labelled; the
+dynamic table records its own inserts and evictions. With recording off no labels are built.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3learn.events import NullRecorder, Recorder
+from h3learn.qpack.decoder_instructions import (
+    DecoderInstruction,
+    InsertCountIncrement,
+    SectionAcknowledgment,
+    StreamCancellation,
+    parse_decoder_instruction,
+)
+from h3learn.qpack.dynamic_table import DynamicEntry, DynamicTable, entry_size
+from h3learn.qpack.encoder_instructions import (
+    Duplicate,
+    EncoderInstruction,
+    InsertWithLiteralName,
+    InsertWithNameReference,
+    SetDynamicTableCapacity,
+)
+from h3learn.qpack.errors import DecoderStreamError
+from h3learn.qpack.field_lines import (
+    FieldLine,
+    FieldSectionPrefix,
+    IndexedFieldLine,
+    IndexedFieldLineWithPostBaseIndex,
+    LiteralFieldLineWithLiteralName,
+    LiteralFieldLineWithNameReference,
+    LiteralFieldLineWithPostBaseNameReference,
+    delta_from_base,
+    encode_required_insert_count,
+    max_entries,
+)
+from h3learn.qpack.static_table import STATIC_INDEX_BY_FIELD, STATIC_INDEX_BY_NAME
+from h3learn.wire.errors import MalformedInput, NeedMoreData
+from h3learn.wire.prefixed_int import prefixed_int_length
+from h3learn.wire.spans import SpanReader, SpanWriter, display
+
+Header = tuple[bytes, bytes]
+
+#: Names whose values are never indexed by default (RFC 9204 §7.1.3); see the module docstring.
+SENSITIVE_NAMES: frozenset[bytes] = frozenset({b"authorization", b"proxy-authorization"})
+#: ``cookie`` values shorter than this are never indexed either (RFC 9204 §7.1.3).
+SHORT_COOKIE_LIMIT = 20
+
+#: The draining region: the oldest entries that the next DRAINING_SHARE of the capacity
+#: worth of inserts would evict (RFC 9204 §2.1.1.1). The encoder duplicates rather than
+#: references them, so that they can drain.
+DRAINING_SHARE = 0.25
+#: How far back "seen recently" reaches, in multiples of the table capacity (counting each
+#: field by its entry size, RFC 9204 §3.2.1). A field last seen further back than that would
+#: have been evicted from a first-in, first-out table anyway.
+HISTORY_SHARE = 2.0
+#: Entries larger than this share of the capacity are not inserted: one would push out
+#: too many others.
+LARGEST_ENTRY_SHARE = 0.25
+#: When a section may block, a field seen for the first time is inserted if at least this
+#: share of its name's earlier values were repeats.
+REPEATING_NAME_SHARE = 0.5
+
+
+# --- the plan of a field section --------------------------------------------------------
+#
+# `encode` first decides, line by line, what each field line will refer to (a `_Plan`); only
+# when every reference is known can it compute the Required Insert Count and pick the Base,
+# and only then can the relative and post-base indexes be written.
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One field line before the Base is known.
+
+    ``kind`` is "indexed" (the whole field is a table entry) or "literal" (the value is
+    sent). ``static_index`` / ``absolute_index`` say where the entry or the name comes from;
+    a literal with neither sends its name too.
+    """
+
+    kind: str
+    name: bytes
+    value: bytes
+    static_index: int | None = None
+    absolute_index: int | None = None
+    never_indexed: bool = False
+
+
+@dataclass(slots=True)
+class _UnacknowledgedSection:
+    """A field section sent on a stream and not yet acknowledged (RFC 9204 §2.1.4)."""
+
+    required_insert_count: int
+    referenced: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class _History:
+    """Recently encoded fields, counted by entry size, for the "seen recently" test."""
+
+    limit: int = 0
+    size: int = 0
+    fields: deque[tuple[Header, int]] = field(default_factory=deque)
+    counts: Counter[Header] = field(default_factory=Counter)
+
+    def __contains__(self, header: Header) -> bool:
+        return header in self.counts
+
+    def add(self, header: Header) -> None:
+        size = entry_size(*header)
+        self.fields.append((header, size))
+        self.counts[header] += 1
+        self.size += size
+        while self.size > self.limit and self.fields:
+            old, old_size = self.fields.popleft()
+            self.size -= old_size
+            self.counts[old] -= 1
+            if not self.counts[old]:
+                del self.counts[old]
+
+
+@dataclass(slots=True)
+class _NameStatistics:
+    """How often a name's values were repeats of values seen recently."""
+
+    sightings: int = 0
+    repeats: int = 0
+
+
+class Encoder:
+    """A QPACK encoder; see the module docstring for its rules and its strategy."""
+
+    def __init__(
+        self,
+        recorder: Recorder | None = None,
+        *,
+        huffman: bool = True,
+        preferred_capacity: int | None = None,
+    ) -> None:
+        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        #: Huffman-code strings when shorter (True) or never (False) (RFC 9204 §4.1.2).
+        self.huffman = huffman
+        #: The capacity this encoder would like; the table uses min(this, the peer's maximum).
+        self.preferred_capacity = preferred_capacity
+        self.table = DynamicTable(0, self.recorder, owner="local")
+        #: The peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_BLOCKED_STREAMS.
+        self.max_table_capacity = 0
+        self.max_blocked_streams = 0
+        #: RFC 9204 §2.1.4: how many inserts the decoder has acknowledged.
+        self.known_received_count = 0
+        #: ``cookie`` values shorter than this are never indexed (0 turns the rule off).
+        self.short_cookie_limit = SHORT_COOKIE_LIMIT
+        #: Stream ids of the QUIC streams carrying the instructions, for events only.
+        self.encoder_stream_id: int | None = None
+        self.decoder_stream_id: int | None = None
+        self._capacity_sent = False
+        self._decoder_buffer = bytearray()
+        self._unacknowledged: dict[int, deque[_UnacknowledgedSection]] = {}
+        #: absolute index -> how many unacknowledged sections refer to that entry.
+        self._reference_counts: Counter[int] = Counter()
+        #: The newest entry holding each (name, value), and each name (RFC 9204 §3.2.4).
+        self._newest_by_field: dict[Header, int] = {}
+        self._newest_by_name: dict[bytes, int] = {}
+        self._history = _History()
+        self._name_statistics: dict[bytes, _NameStatistics] = {}
+
+    # -- settings (RFC 9204 §5) ------------------------------------------------------------
+
+    def apply_settings(self, max_table_capacity: int, blocked_streams: int) -> None:
+        """Take the peer decoder's settings; call once, before encoding with the table."""
+        self.max_table_capacity = max_table_capacity
+        self.max_blocked_streams = blocked_streams
+        self.table.maximum_capacity = max_table_capacity
+        self._history.limit = int(HISTORY_SHARE * self._target_capacity())
+
+    def _target_capacity(self) -> int:
+        if self.preferred_capacity is None:
+            return self.max_table_capacity
+        return min(self.max_table_capacity, self.preferred_capacity)
+
+    # -- encoding a field section (RFC 9204 §4.5) ------------------------------------------
+
+    def encode(
+        self,
+        stream_id: int,
+        headers: Sequence[Header],
+        never_indexed: Container[bytes] = SENSITIVE_NAMES,
+    ) -> tuple[bytes, bytes]:
+        """Encode one field section; returns (encoder stream bytes, encoded field section)."""
+        encoder_stream = bytearray()
+        may_block = self._may_block(stream_id)
+        referenced: set[int] = set()
+        plans = []
+        for name, value in headers:
+            sensitive = name in never_indexed or (
+                name == b"cookie" and len(value) < self.short_cookie_limit
+            )
+            plan = self._plan_field_line(
+                name, value, sensitive, may_block, referenced, encoder_stream
+            )
+            if plan.absolute_index is not None:
+                referenced.add(plan.absolute_index)
+            plans.append(plan)
+            if not sensitive and self.max_table_capacity:
+                self._remember(name, value)
+
+        required_insert_count = max(referenced) + 1 if referenced else 0
+        base = self._choose_base(plans, required_insert_count)
+        section = self._serialize_section(stream_id, headers, plans, required_insert_count, base)
+        if required_insert_count:
+            pending = _UnacknowledgedSection(required_insert_count, tuple(sorted(referenced)))
+            self._unacknowledged.setdefault(stream_id, deque()).append(pending)
+            self._reference_counts.update(pending.referenced)
+        return bytes(encoder_stream), section
+
+    def _may_block(self, stream_id: int) -> bool:
+        """RFC 9204 §2.1.2: may this section refer to entries not yet acknowledged?"""
+        blocking = self._blocking_streams()
+        return stream_id in blocking or len(blocking) < self.max_blocked_streams
+
+    def _blocking_streams(self) -> set[int]:
+        """Streams with a section that needs inserts not yet known to be received."""
+        return {
+            stream_id
+            for stream_id, sections in self._unacknowledged.items()
+            if any(s.required_insert_count > self.known_received_count for s in sections)
+        }
+
+    def _plan_field_line(
+        self,
+        name: bytes,
+        value: bytes,
+        sensitive: bool,
+        may_block: bool,
+        referenced: set[int],
+        encoder_stream: bytearray,
+    ) -> _Plan:
+        """Steps 1-5 of the strategy in the module docstring, for one field line."""
+        if sensitive:
+            return self._literal(name, value, may_block, never_indexed=True)
+        static_index = STATIC_INDEX_BY_FIELD.get((name, value))
+        if static_index is not None:
+            return _Plan("indexed", name, value, static_index=static_index)
+        if not self.max_table_capacity:
+            return self._literal(name, value, may_block)
+
+        absolute = self._newest_by_field.get((name, value))
+        if absolute is not None and self._is_draining(absolute):
+            # The copy is referenced only if this section may block; otherwise the old entry
+            # is, and the Duplicate must not evict it.
+            duplicate = self._duplicate(absolute, referenced, encoder_stream, keep=not may_block)
+            if duplicate is not None and may_block:
+                absolute = duplicate
+        if absolute is not None and self._may_reference(absolute, may_block):
+            return _Plan("indexed", name, value, absolute_index=absolute)
+
+        if self._worth_inserting(name, value, may_block):
+            inserted = self._insert(name, value, referenced, encoder_stream)
+            if inserted is not None and may_block:
+                return _Plan("indexed", name, value, absolute_index=inserted)
+        elif self._worth_inserting_name(name, may_block):
+            self._insert(name, b"", referenced, encoder_stream)
+        return self._literal(name, value, may_block)
+
+    def _literal(
+        self, name: bytes, value: bytes, may_block: bool, never_indexed: bool = False
+    ) -> _Plan:
+        """Step 5: a literal value, with the name from a table when one has it."""
+        static_index = STATIC_INDEX_BY_NAME.get(name)
+        if static_index is not None:
+            return _Plan("literal", name, value, static_index, None, never_indexed)
+        absolute = self._newest_by_name.get(name)
+        if absolute is not None and self._may_reference(absolute, may_block):
+            return _Plan("literal", name, value, None, absolute, never_indexed)
+        return _Plan("literal", name, value, None, None, never_indexed)
+
+    def _may_reference(self, absolute_index: int, may_block: bool) -> bool:
+        return may_block or absolute_index < self.known_received_count
+
+    # -- the strategy's tests --------------------------------------------------------------
+
+    def _remember(self, name: bytes, value: bytes) -> None:
+        statistics = self._name_statistics.setdefault(name, _NameStatistics())
+        statistics.sightings += 1
+        if (name, value) in self._history:
+            statistics.repeats += 1
+        self._history.add((name, value))
+
+    def _worth_inserting(self, name: bytes, value: bytes, may_block: bool) -> bool:
+        """Step 4: is this field likely to be sent again while it is still in the table?"""
+        if entry_size(name, value) > LARGEST_ENTRY_SHARE * self._target_capacity():
+            return False
+        if (name, value) in self._history:
+            return True
+        if not may_block:
+            return False
+        statistics = self._name_statistics.get(name)
+        if statistics is None or not statistics.sightings:
+            return False
+        return statistics.repeats >= REPEATING_NAME_SHARE * statistics.sightings
+
+    def _worth_inserting_name(self, name: bytes, may_block: bool) -> bool:
+        """Step 5: should a name the tables lack get an entry of its own, with no value?
+
+        A name that keeps coming back with new values (``x-fb-debug``) costs its bytes in
+        every literal; an entry (name, "") lets the literals refer to it instead.
+        """
+        if name in STATIC_INDEX_BY_NAME:
+            return False
+        newest = self._newest_by_name.get(name)
+        if newest is not None and not self._is_draining(newest):
+            return False
+        statistics = self._name_statistics.get(name)
+        return statistics is not None and statistics.sightings > 1
+
+    def _is_draining(self, absolute_index: int) -> bool:
+        """RFC 9204 §2.1.1.1: would the next DRAINING_SHARE of the capacity evict this entry?"""
+        headroom = DRAINING_SHARE * self.table.capacity
+        freed = self.table.capacity - self.table.size
+        for entry in self.table:
+            freed += entry.size
+            if entry.absolute_index == absolute_index:
+                return freed <= headroom
+        return False
+
+    # -- encoder instructions (RFC 9204 §4.3) ----------------------------------------------
+
+    def _can_make_room(self, size: int, referenced: set[int]) -> bool:
+        """RFC 9204 §2.1.1: an insert of ``size`` bytes may evict only evictable entries."""
+        capacity = self._target_capacity()
+        evictions = self.table.evictions_to_fit(size, capacity)
+        if evictions is None:
+            return False
+        for position, entry in enumerate(self.table):
+            if position >= evictions:
+                break
+            if not self._is_evictable(entry, referenced):
+                return False
+        return True
+
+    def _is_evictable(self, entry: DynamicEntry, referenced: set[int]) -> bool:
+        return (
+            entry.absolute_index < self.known_received_count
+            and not self._reference_counts[entry.absolute_index]
+            and entry.absolute_index not in referenced
+        )
+
+    def _insert(
+        self, name: bytes, value: bytes, referenced: set[int], encoder_stream: bytearray
+    ) -> int | None:
+        """Insert (name, value) if it can be done safely; returns its absolute index."""
+        if not self._can_make_room(entry_size(name, value), referenced):
+            return None
+        instruction: EncoderInstruction
+        static_index = STATIC_INDEX_BY_NAME.get(name)
+        newest = self._newest_by_name.get(name)
+        if static_index is not None:
+            instruction = InsertWithNameReference(True, static_index, value, self._h())
+        elif newest is not None:
+            relative_index = self.table.insert_count - 1 - newest
+            instruction = InsertWithNameReference(False, relative_index, value, self._h())
+        else:
+            instruction = InsertWithLiteralName(name, value, self._h(), self._h())
+        return self._send_insert(instruction, name, value, encoder_stream)
+
+    def _duplicate(
+        self, absolute_index: int, referenced: set[int], encoder_stream: bytearray, keep: bool
+    ) -> int | None:
+        """RFC 9204 §4.3.4: copy a draining entry to the front; returns the copy's index.
+
+        The copy may evict the original (the decoder reads it before evicting, §3.2.2)
+        unless ``keep`` says the original is about to be referenced.
+        """
+        entry = self.table.get(absolute_index)
+        assert entry is not None
+        protected = referenced | {absolute_index} if keep else referenced
+        if not self._can_make_room(entry.size, protected):
+            return None
+        relative_index = self.table.insert_count - 1 - absolute_index
+        return self._send_insert(Duplicate(relative_index), entry.name, entry.value, encoder_stream)
+
+    def _send_insert(
+        self, instruction: EncoderInstruction, name: bytes, value: bytes, encoder_stream: bytearray
+    ) -> int:
+        if not self._capacity_sent:
+            self._capacity_sent = True
+            capacity = self._target_capacity()
+            self._send(SetDynamicTableCapacity(capacity), encoder_stream)
+            self.table.set_capacity(capacity)
+        self._send(instruction, encoder_stream)
+        entry, evicted = self.table.insert(name, value)
+        for old in evicted:
+            if self._newest_by_field.get((old.name, old.value)) == old.absolute_index:
+                del self._newest_by_field[(old.name, old.value)]
+            if self._newest_by_name.get(old.name) == old.absolute_index:
+                del self._newest_by_name[old.name]
+        self._newest_by_field[(name, value)] = entry.absolute_index
+        self._newest_by_name[name] = entry.absolute_index
+        return entry.absolute_index
+
+    def _send(self, instruction: EncoderInstruction, encoder_stream: bytearray) -> None:
+        writer = SpanWriter(record=self.recorder.enabled)
+        instruction.serialize(writer)
+        encoder_stream += writer.buffer
+        if self.recorder.enabled:
+            self.recorder.record(
+                category="qpack",
+                name="instruction_created",
+                stream_id=self.encoder_stream_id,
+                data=instruction.qlog(),
+                raw=writer.unit(),
+                fields=writer.field_spans(),
+                rfc=(instruction.section,),
+                summary=f"encoder stream: {instruction.describe()}",
+            )
+
+    def _h(self) -> bool | None:
+        """The Huffman choice for a string: None lets the writer pick the shorter form."""
+        return None if self.huffman else False
+
+    # -- the prefix and the field lines (RFC 9204 §4.5.1 - §4.5.6) --------------------------
+
+    def _choose_base(self, plans: list[_Plan], required_insert_count: int) -> int:
+        """RFC 9204 §4.5.1.2: the Base that makes the section shortest.
+
+        A reference to entry ``a`` gets cheaper as the Base approaches it from either side
+        (relative indexes count down to it, post-base indexes up to it), so the best Base lies
+        at or just after some referenced entry, or at the Required Insert Count (where Delta
+        Base is 0). Those few candidates are all tried.
+        """
+        if not required_insert_count:
+            return 0
+        candidates = {required_insert_count}
+        for plan in plans:
+            if plan.absolute_index is not None:
+                candidates.update((plan.absolute_index, plan.absolute_index + 1))
+        return min(
+            sorted(candidates, reverse=True),
+            key=lambda base: self._section_cost(plans, required_insert_count, base),
+        )
+
+    def _section_cost(self, plans: list[_Plan], required_insert_count: int, base: int) -> int:
+        """Bytes the Base-dependent parts take: Delta Base and the dynamic indexes."""
+        _, delta_base = delta_from_base(required_insert_count, base)
+        cost = prefixed_int_length(delta_base, 7)
+        for plan in plans:
+            absolute = plan.absolute_index
+            if absolute is None:
+                continue
+            post_base = absolute >= base
+            index = absolute - base if post_base else base - 1 - absolute
+            if plan.kind == "indexed":
+                cost += prefixed_int_length(index, 4 if post_base else 6)
+            else:
+                cost += prefixed_int_length(index, 3 if post_base else 4)
+        return cost
+
+    def _field_line(self, plan: _Plan, base: int) -> FieldLine:
+        """Turn a plan into one of the five representations, now that the Base is known."""
+        h = self._h()
+        absolute = plan.absolute_index
+        if plan.kind == "indexed":
+            if plan.static_index is not None:
+                return IndexedFieldLine(True, plan.static_index)
+            assert absolute is not None
+            if absolute >= base:
+                return IndexedFieldLineWithPostBaseIndex(absolute - base)
+            return IndexedFieldLine(False, base - 1 - absolute)
+        n = plan.never_indexed
+        if plan.static_index is not None:
+            return LiteralFieldLineWithNameReference(n, True, plan.static_index, plan.value, h)
+        if absolute is None:
+            return LiteralFieldLineWithLiteralName(n, plan.name, plan.value, h, h)
+        if absolute >= base:
+            return LiteralFieldLineWithPostBaseNameReference(n, absolute - base, plan.value, h)
+        return LiteralFieldLineWithNameReference(n, False, base - 1 - absolute, plan.value, h)
+
+    def _serialize_section(
+        self,
+        stream_id: int,
+        headers: Sequence[Header],
+        plans: list[_Plan],
+        required_insert_count: int,
+        base: int,
+    ) -> bytes:
+        record = self.recorder.enabled
+        writer = SpanWriter(record=record)
+        sign, delta_base = delta_from_base(required_insert_count, base)
+        encoded_insert_count = encode_required_insert_count(
+            required_insert_count, self.max_table_capacity
+        )
+        FieldSectionPrefix(encoded_insert_count, sign, delta_base).serialize(writer)
+        lines = [self._field_line(plan, base) for plan in plans]
+        for line in lines:
+            line.serialize(writer)
+        if record:
+            self._record_section(
+                stream_id,
+                headers,
+                plans,
+                lines,
+                writer,
+                {
+                    "required_insert_count": required_insert_count,
+                    "base": base,
+                    "encoded_insert_count": encoded_insert_count,
+                    "sign": sign,
+                    "delta_base": delta_base,
+                    "max_entries": max_entries(self.max_table_capacity),
+                },
+            )
+        return writer.unit()
+
+    def _record_section(
+        self,
+        stream_id: int,
+        headers: Sequence[Header],
+        plans: list[_Plan],
+        lines: list[FieldLine],
+        writer: SpanWriter,
+        prefix: dict[str, Any],
+    ) -> None:
+        field_lines = []
+        for plan, line in zip(plans, lines, strict=True):
+            entry: dict[str, Any] = {
+                "representation": type(line).__name__,
+                **line.qlog(),
+                "name": display(plan.name),
+                "value": display(plan.value),
+            }
+            if plan.absolute_index is not None:
+                entry["table"] = "dynamic"
+                entry["absolute_index"] = plan.absolute_index
+            elif plan.static_index is not None:
+                entry["table"] = "static"
+                entry["static_index"] = plan.static_index
+            else:
+                entry["table"] = "literal"
+            field_lines.append(entry)
+        self.recorder.record(
+            category="qpack",
+            name="headers_encoded",
+            stream_id=stream_id,
+            data={
+                "stream_id": stream_id,
+                "headers": [
+                    {"name": display(name), "value": display(value)} for name, value in headers
+                ],
+                "prefix": prefix,
+                "field_lines": field_lines,
+            },
+            raw=writer.unit(),
+            fields=writer.field_spans(),
+            rfc=("9204#4.5",),
+            summary=(
+                f"encoded field section on stream {stream_id}: {len(headers)} fields,"
+                f" Required Insert Count {prefix['required_insert_count']},"
+                f" Base {prefix['base']}"
+            ),
+        )
+
+    # -- the decoder stream (RFC 9204 §4.4) ------------------------------------------------
+
+    def feed_decoder(self, data: bytes) -> None:
+        """Process decoder stream bytes; an unfinished instruction waits for the rest."""
+        self._decoder_buffer += data
+        buffer = self._decoder_buffer
+        position = 0
+        try:
+            while position < len(buffer):
+                reader = SpanReader(buffer, position, record=self.recorder.enabled)
+                try:
+                    instruction = parse_decoder_instruction(reader)
+                except NeedMoreData:
+                    break
+                except MalformedInput as error:
+                    raise DecoderStreamError(error.rule, error.rfc) from None
+                position = reader.position
+                if self.recorder.enabled:
+                    self.recorder.record(
+                        category="qpack",
+                        name="instruction_parsed",
+                        stream_id=self.decoder_stream_id,
+                        data=instruction.qlog(),
+                        raw=reader.unit(),
+                        fields=reader.field_spans(),
+                        rfc=(instruction.section,),
+                        summary=f"decoder stream: {instruction.describe()}",
+                    )
+                self._execute(instruction)
+        finally:
+            del buffer[:position]
+
+    def _execute(self, instruction: DecoderInstruction) -> None:
+        if isinstance(instruction, SectionAcknowledgment):
+            self._acknowledge_section(instruction.stream_id)
+        elif isinstance(instruction, StreamCancellation):
+            self._cancel_stream(instruction.stream_id)
+        else:
+            assert isinstance(instruction, InsertCountIncrement)
+            self._increment_insert_count(instruction.increment)
+
+    def _acknowledge_section(self, stream_id: int) -> None:
+        """RFC 9204 §4.4.1: the oldest unacknowledged section on the stream was decoded."""
+        sections = self._unacknowledged.get(stream_id)
+        if not sections:
+            raise DecoderStreamError(
+                f"Section Acknowledgment for stream {stream_id}, which has no field section"
+                " awaiting acknowledgment",
+                "9204#4.4.1",
+            )
+        section = sections.popleft()
+        if not sections:
+            del self._unacknowledged[stream_id]
+        self._release(section)
+        if section.required_insert_count > self.known_received_count:
+            self.known_received_count = section.required_insert_count
+        self._record_state(stream_id, "9204#4.4.1", f"stream {stream_id} acknowledged")
+
+    def _cancel_stream(self, stream_id: int) -> None:
+        """RFC 9204 §4.4.2: the decoder abandoned the stream; its references are released."""
+        for section in self._unacknowledged.pop(stream_id, ()):
+            self._release(section)
+        self._record_state(stream_id, "9204#4.4.2", f"stream {stream_id} cancelled")
+
+    def _increment_insert_count(self, increment: int) -> None:
+        """RFC 9204 §4.4.3: the decoder has received ``increment`` more inserts."""
+        if increment == 0:
+            raise DecoderStreamError("Insert Count Increment of 0", "9204#4.4.3")
+        if self.known_received_count + increment > self.table.insert_count:
+            raise DecoderStreamError(
+                f"Insert Count Increment {increment} raises the Known Received Count to"
+                f" {self.known_received_count + increment}, beyond the"
+                f" {self.table.insert_count} inserts sent",
+                "9204#4.4.3",
+            )
+        self.known_received_count += increment
+        self._record_state(None, "9204#4.4.3", f"Insert Count Increment {increment}")
+
+    def _release(self, section: _UnacknowledgedSection) -> None:
+        self._reference_counts.subtract(section.referenced)
+        for absolute in section.referenced:
+            if self._reference_counts[absolute] <= 0:
+                del self._reference_counts[absolute]
+
+    def _record_state(self, stream_id: int | None, rfc: str, what: str) -> None:
+        if not self.recorder.enabled:
+            return
+        self.recorder.record(
+            category="qpack",
+            name="state_updated",
+            stream_id=stream_id,
+            data={
+                "owner": self.table.owner,
+                "known_received_count": self.known_received_count,
+                "current_insert_count": self.table.insert_count,
+                "blocking_streams": sorted(self._blocking_streams()),
+                "unacknowledged_sections": sum(len(s) for s in self._unacknowledged.values()),
+            },
+            rfc=(rfc, "9204#2.1.4"),
+            summary=f"{what}: Known Received Count {self.known_received_count}",
+        )
