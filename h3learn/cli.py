@@ -11,11 +11,12 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from h3learn import qif_cli
+from h3learn import qif_cli, walkthrough
 from h3learn.command_error import CommandError
 
 #: name -> (function that adds the subcommand's arguments to its parser)
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type: ignore[type-arg]
+    "walkthrough": walkthrough.add_parser,
     "qif": qif_cli.add_parser,
 }
 

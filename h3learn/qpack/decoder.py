@@ -352,16 +352,16 @@ class Decoder:
                 f" reference is {largest_reference}; it must be exactly one more",
                 "9204#2.2.1",
             )
-        if required_insert_count:
-            self._send(SectionAcknowledgment(stream_id))
-            self.acknowledged_insert_count = max(
-                self.acknowledged_insert_count, required_insert_count
-            )
         section = DecodedFieldSection(
             stream_id, headers, never_indexed, required_insert_count, base
         )
         if record:
             self._record_section(section, prefix, resolved, reader)
+        if required_insert_count:
+            self._send(SectionAcknowledgment(stream_id))
+            self.acknowledged_insert_count = max(
+                self.acknowledged_insert_count, required_insert_count
+            )
         return section
 
     def _resolve(self, line: FieldLine, base: int, required_insert_count: int) -> _ResolvedLine:
