@@ -156,7 +156,12 @@ class SpanReader:
         if self.spans is None:
             # The same two steps as below without labels: the decoder's hot path.
             huffman = bool(self.peek_byte() & (0x80 >> self.bit))
-            length, self.position = parse_prefixed_int(self.data, self.position, 7 - self.bit)
+            # An H flag in the last bit of a byte pushes the length into the next byte,
+            # with an 8-bit prefix, exactly as `flag` then `integer` would read it.
+            after_flag = self.position * 8 + self.bit + 1
+            length, self.position = parse_prefixed_int(
+                self.data, after_flag >> 3, 8 - (after_flag & 7)
+            )
             self.bit = 0
         else:
             huffman = self.flag(f"{name}: H", EXPLAIN_HUFFMAN_FLAG, "9204#4.1.2")
