@@ -27,8 +27,8 @@ in "MUST treat this as a connection error" raises the matching `QpackError`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from h3learn.events import NullRecorder, Recorder
 from h3learn.qpack.decoder_instructions import (
@@ -90,8 +90,7 @@ class _BlockedSection:
     data: bytes
 
 
-@dataclass(slots=True)
-class _ResolvedLine:
+class _ResolvedLine(NamedTuple):
     """What a field line representation resolved to (for the headers_decoded event)."""
 
     line: FieldLine
@@ -100,7 +99,6 @@ class _ResolvedLine:
     table: str  # "static", "dynamic" or "literal"
     absolute_index: int | None = None
     static_index: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Decoder:
@@ -366,18 +364,12 @@ class Decoder:
 
     def _resolve(self, line: FieldLine, base: int, required_insert_count: int) -> _ResolvedLine:
         """Find the name and value a field line stands for (RFC 9204 §4.5.2 - §4.5.6)."""
-        if isinstance(line, LiteralFieldLineWithLiteralName):
-            return _ResolvedLine(line, line.name, line.value, "literal")
         if isinstance(line, IndexedFieldLine):
             if line.static:
                 name, value = self._static_entry(line.index)
                 return _ResolvedLine(line, name, value, "static", static_index=line.index)
             absolute = absolute_from_relative(line.index, base)
             entry = self._dynamic_entry(absolute, required_insert_count, "relative", line.index)
-            return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
-        if isinstance(line, IndexedFieldLineWithPostBaseIndex):
-            absolute = absolute_from_post_base(line.index, base)
-            entry = self._dynamic_entry(absolute, required_insert_count, "post-base", line.index)
             return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
         if isinstance(line, LiteralFieldLineWithNameReference):
             if line.static:
@@ -388,6 +380,12 @@ class Decoder:
                 absolute, required_insert_count, "relative", line.name_index
             )[0]
             return _ResolvedLine(line, name, line.value, "dynamic", absolute)
+        if isinstance(line, LiteralFieldLineWithLiteralName):
+            return _ResolvedLine(line, line.name, line.value, "literal")
+        if isinstance(line, IndexedFieldLineWithPostBaseIndex):
+            absolute = absolute_from_post_base(line.index, base)
+            entry = self._dynamic_entry(absolute, required_insert_count, "post-base", line.index)
+            return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
         assert isinstance(line, LiteralFieldLineWithPostBaseNameReference)
         absolute = absolute_from_post_base(line.name_index, base)
         name = self._dynamic_entry(absolute, required_insert_count, "post-base", line.name_index)[0]

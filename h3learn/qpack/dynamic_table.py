@@ -98,9 +98,10 @@ class DynamicTable:
 
     def get(self, absolute_index: int) -> DynamicEntry | None:
         """The entry with this absolute index, or None if never inserted or evicted."""
-        position = absolute_index - self.dropped_count
-        if 0 <= position < len(self._entries):
-            return self._entries[position]
+        entries = self._entries
+        position = absolute_index - self.insert_count + len(entries)
+        if 0 <= position < len(entries):
+            return entries[position]
         return None
 
     def evictions_to_fit(self, size: int, capacity: int | None = None) -> int | None:

@@ -70,9 +70,10 @@ class SpanReader:
         return self.position - self.start + (1 if self.bit else 0)
 
     def peek_byte(self) -> int:
-        if self.position >= len(self.data):
-            raise NeedMoreData
-        return self.data[self.position]
+        try:
+            return self.data[self.position]
+        except IndexError:
+            raise NeedMoreData from None
 
     def _note(
         self,
@@ -103,7 +104,10 @@ class SpanReader:
 
     def bits(self, count: int, name: str, explain: str, rfc: str, shown: Any = None) -> int:
         """The next ``count`` bits of the current byte, most significant first."""
-        byte = self.peek_byte()
+        try:
+            byte = self.data[self.position]
+        except IndexError:
+            raise NeedMoreData from None
         first_bit = self.bit
         if first_bit + count > 8:
             raise ValueError("a bit field cannot cross a byte boundary")
@@ -127,7 +131,10 @@ class SpanReader:
 
     def flag(self, name: str, explain: str, rfc: str) -> bool:
         """One bit as a boolean."""
-        byte = self.peek_byte()
+        try:
+            byte = self.data[self.position]
+        except IndexError:
+            raise NeedMoreData from None
         value = bool(byte & (0x80 >> self.bit))
         if self.spans is not None:
             self._note(name, self.position, 1, value, explain, rfc, self.bit, 1)
