@@ -8,19 +8,95 @@ both. `events_strategy` draws random but well-formed event lists for Hypothesis.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
 from h3learn.events import Event, EventLog, FieldSpan
-from h3learn.walkthrough import DEFAULT_REQUESTS, record_exchange
+from h3learn.qpack.decoder import Decoder
+from h3learn.qpack.encoder import Encoder
+from h3learn.qpack.interop import parse_qif
+from h3learn.walkthrough import DEFAULT_REQUESTS, Header, record_exchange
+
+VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 
 
 def walkthrough_log(
     table_capacity: int = 4096, blocked_streams: int = 100, sections_first: bool = False
 ) -> EventLog:
     return record_exchange(DEFAULT_REQUESTS, table_capacity, blocked_streams, sections_first)
+
+
+def qif_requests(name: str = "fb-req.qif", count: int = 40) -> list[list[Header]]:
+    """The first ``count`` header lists of a qifs interop input (tests/vectors/qif-inputs)."""
+    return [list(r) for r in parse_qif((VECTORS / "qif-inputs" / name).read_bytes())[:count]]
+
+
+def live_qpack_exchange(
+    requests: Sequence[Sequence[Header]],
+    table_capacity: int,
+    blocked_streams: int,
+    sections_first: bool,
+    cancel: frozenset[int] = frozenset(),
+) -> tuple[list[Event], list[dict[str, Any]]]:
+    """The walkthrough's exchange, plus what the live encoder and decoder held at each event.
+
+    The snapshot for an event is taken while it is being recorded: after the table change
+    it reports (the table records its own changes after making them), before the effect of
+    an instruction (recorded before it is carried out). Requests whose number is in
+    ``cancel`` are reset by the server after their section arrives (RFC 9204 §2.2.2.2).
+    """
+    log = EventLog()
+    encoder = Encoder(recorder=log.for_endpoint("client"))
+    decoder = Decoder(table_capacity, blocked_streams, recorder=log.for_endpoint("server"))
+    snapshots: list[dict[str, Any]] = []
+
+    def snapshot(event: Event) -> None:
+        snapshots.append(
+            {
+                "local_table": table_json(encoder.table.to_json()),
+                "known_received_count": encoder.known_received_count,
+                "remote_table": table_json(decoder.table.to_json()),
+                "blocked_streams": sorted(decoder.blocked_streams),
+                "acknowledged_insert_count": decoder.acknowledged_insert_count,
+            }
+        )
+
+    log.listeners.append(snapshot)
+    encoder.encoder_stream_id = decoder.encoder_stream_id = 2
+    encoder.decoder_stream_id = decoder.decoder_stream_id = 7
+    encoder.apply_settings(table_capacity, blocked_streams)
+    for number, headers in enumerate(requests):
+        stream_id = number * 4
+        instructions, field_section = encoder.encode(stream_id, headers)
+        if sections_first:
+            decoder.decode(stream_id, field_section)
+            if number in cancel:
+                decoder.cancel_stream(stream_id)
+            decoder.feed_encoder(instructions)
+        else:
+            decoder.feed_encoder(instructions)
+            decoder.decode(stream_id, field_section)
+            if number in cancel:
+                decoder.cancel_stream(stream_id)
+        encoder.feed_decoder(decoder.data_to_send())
+    return log.events, snapshots
+
+
+def table_json(table: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a table both DynamicTable.to_json and the replay state have."""
+    return {
+        "capacity": table["capacity"],
+        "size": table["size"],
+        "insert_count": table["insert_count"],
+        "entries": [
+            {key: entry[key] for key in ("index", "name", "value", "size")}
+            for entry in table["entries"]
+        ],
+    }
 
 
 def renumber(events: list[Event]) -> list[Event]:

@@ -1,0 +1,270 @@
+"""Replay: the state of both endpoints after every step (h3learn/trace/replay.py).
+
+The strongest check runs the real QPACK encoder and decoder and compares what they held at
+every event with what the replay rebuilds from the events alone (RFC 9204 §2.1.4 Known
+Received Count, §2.2.1 blocked streams, §3.2 the tables).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from trace_helpers import (
+    http3_exchange,
+    live_qpack_exchange,
+    qif_requests,
+    renumber,
+    table_json,
+    walkthrough_log,
+)
+
+from h3learn.events import Event
+from h3learn.trace import replay as replay_module
+from h3learn.trace.replay import Replay, changed_paths
+
+EXCHANGES = [
+    pytest.param(256, False, frozenset(), id="small-table"),
+    pytest.param(256, True, frozenset({3, 7}), id="small-table-sections-first-cancelled"),
+    pytest.param(4096, True, frozenset(), id="large-table-sections-first"),
+    pytest.param(4096, False, frozenset({5}), id="large-table-cancelled"),
+]
+
+
+def first(events: list[Event], **wanted: Any) -> int:
+    """The position of the first event whose attributes or data match ``wanted``."""
+    for position, event in enumerate(events):
+        if all(getattr(event, key, event.data.get(key)) == value for key, value in wanted.items()):
+            return position
+    raise LookupError(wanted)
+
+
+@pytest.mark.parametrize(("capacity", "sections_first", "cancel"), EXCHANGES)
+def test_tables_and_counts_equal_what_the_live_encoder_and_decoder_had(
+    capacity: int, sections_first: bool, cancel: frozenset[int]
+) -> None:
+    events, live = live_qpack_exchange(qif_requests(), capacity, 100, sections_first, cancel)
+    assert any(e.data.get("update_type") == "evicted" for e in events) or capacity > 256
+    replay = Replay(events, snapshot_every=16)
+    for step in range(len(events)):
+        state = replay.state_after(step)
+        client, server = state["client"]["qpack"], state["server"]["qpack"]
+        where = f"step {step} ({events[step].endpoint} {events[step].name})"
+        assert table_json(client["local_table"]) == live[step]["local_table"], where
+        assert table_json(server["remote_table"]) == live[step]["remote_table"], where
+        assert client["known_received_count"] == live[step]["known_received_count"], where
+        assert server["blocked_streams"] == live[step]["blocked_streams"], where
+        # The decoder records an instruction before counting it, so its count shows up in
+        # the next snapshot.
+        if step + 1 < len(events):
+            expected = live[step + 1]["acknowledged_insert_count"]
+            assert server["acknowledged_insert_count"] == expected, where
+
+
+@pytest.mark.parametrize(("capacity", "sections_first", "cancel"), EXCHANGES)
+def test_unacknowledged_sections_agree_with_what_the_encoder_reports(
+    capacity: int, sections_first: bool, cancel: frozenset[int]
+) -> None:
+    """The encoder's state_updated events say which streams block and how many sections wait."""
+    events, _ = live_qpack_exchange(qif_requests(), capacity, 100, sections_first, cancel)
+    replay = Replay(events)
+    checked = 0
+    for step, event in enumerate(events):
+        if event.name == "state_updated" and "known_received_count" in event.data:
+            qpack = replay.state_after(step)["client"]["qpack"]
+            assert qpack["blocking_streams"] == event.data["blocking_streams"], step
+            sections = len(qpack["unacknowledged_sections"])
+            assert sections == event.data["unacknowledged_sections"], step
+            checked += 1
+    assert checked > 10
+
+
+def test_entries_are_unacknowledged_while_a_section_refers_to_them() -> None:
+    """RFC 9204 §2.1.1: an entry a section refers to may not be evicted until acknowledged."""
+    events = walkthrough_log().events
+    replay = Replay(events)
+    encoded = first(events, name="headers_encoded", stream_id=4)
+    acknowledged = first(events, name="state_updated", stream_id=4)
+    before = replay.state_after(encoded)["client"]["qpack"]
+    assert [
+        (e["index"], e["unacknowledged"], e["referenced_by"])
+        for e in before["local_table"]["entries"]
+    ] == [
+        (0, True, [4]),
+        (1, True, [4]),
+        (2, True, [4]),
+    ]
+    assert not any(e["received"] or e["evictable"] for e in before["local_table"]["entries"])
+    assert before["blocking_streams"] == [4]
+    after = replay.state_after(acknowledged)
+    entries = after["client"]["qpack"]["local_table"]["entries"]
+    assert all(e["received"] and e["evictable"] and not e["unacknowledged"] for e in entries)
+    assert after["client"]["qpack"]["known_received_count"] == 3
+    assert after["client"]["qpack"]["blocking_streams"] == []
+    assert "client.qpack.known_received_count" in after["changed"]
+    assert "client.qpack.local_table.entries.0" in after["changed"]
+
+
+def test_a_step_names_exactly_what_it_changed() -> None:
+    events = walkthrough_log().events
+    replay = Replay(events)
+    insert = first(events, name="dynamic_table_updated", endpoint="client")
+    assert set(replay.state_after(insert)["changed"]) == {
+        "client.qpack.local_table.entries.0",
+        "client.qpack.local_table.size",
+        "client.qpack.local_table.insert_count",
+    }
+    capacity = first(events, name="state_updated", endpoint="server")
+    assert replay.state_after(capacity)["changed"] == ["server.qpack.remote_table.capacity"]
+    parsed = first(events, name="instruction_parsed", endpoint="client")
+    assert replay.state_after(parsed)["changed"] == []
+
+
+def test_blocked_streams_appear_and_disappear() -> None:
+    events = walkthrough_log(sections_first=True).events
+    replay = Replay(events)
+    blocked = first(events, name="stream_state_updated", state="blocked")
+    unblocked = first(events, name="stream_state_updated", state="unblocked")
+    state = replay.state_after(blocked)
+    assert state["server"]["qpack"]["blocked_streams"] == [4]
+    assert state["changed"] == ["server.qpack.blocked_streams.4"]
+    assert replay.state_after(unblocked)["server"]["qpack"]["blocked_streams"] == []
+
+
+def test_evicted_and_inserted_entries_are_shown_at_their_step() -> None:
+    events, _ = live_qpack_exchange(qif_requests(), 256, 100, False)
+    replay = Replay(events)
+    eviction = first(events, name="dynamic_table_updated", update_type="evicted")
+    evicted = [entry["index"] for entry in events[eviction].data["entries"]]
+    table = replay.state_after(eviction)["client"]["qpack"]["local_table"]
+    assert [entry["index"] for entry in table["evicted_at_this_step"]] == evicted
+    assert not {entry["index"] for entry in table["entries"]} & set(evicted)
+    assert table["inserted_at_this_step"] == []
+    following = replay.state_after(eviction + 1)["client"]["qpack"]["local_table"]
+    assert following["evicted_at_this_step"] == []
+    assert [e["index"] for e in following["inserted_at_this_step"]] == [table["insert_count"]]
+
+
+def test_random_access_gives_the_same_states_as_stepping_forwards() -> None:
+    events, _ = live_qpack_exchange(qif_requests(count=20), 256, 100, True, frozenset({2}))
+    reference = Replay(events, snapshot_every=len(events) + 1)
+    expected = [reference.state_after(step) for step in range(len(events))]
+    for snapshot_every in (1, 3, 64):
+        replay = Replay(events, snapshot_every=snapshot_every)
+        order = list(range(len(events)))
+        random.Random(snapshot_every).shuffle(order)
+        for step in order + order[:10]:
+            assert replay.state_after(step) == expected[step], (snapshot_every, step)
+
+
+def test_random_access_replays_at_most_k_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    events = walkthrough_log().events * 300  # about 10,000 events
+    events = renumber(events)
+    replay = Replay(events, snapshot_every=50)
+    applied = 0
+    real_apply = replay_module._State.apply
+
+    def counting_apply(self: Any, event: Event, reported_later: bool = False) -> None:
+        nonlocal applied
+        applied += 1
+        real_apply(self, event, reported_later)
+
+    monkeypatch.setattr(replay_module._State, "apply", counting_apply)
+    for step in (len(events) - 1, 17, 5_000, 9_001, 0):
+        applied = 0
+        replay.state_after(step)
+        assert applied <= 50, step
+    applied = 0
+    for step in range(100, 200):
+        replay.state_after(step)
+    assert applied == 100  # stepping forwards applies one event per step
+
+
+def test_the_encoder_learns_the_known_received_count_without_state_updated_events() -> None:
+    """A trace that reports only the instructions still gives the right count (§4.4)."""
+    events, live = live_qpack_exchange(qif_requests(), 256, 100, True, frozenset({3}))
+    stripped = [
+        e
+        for e in events
+        if not (
+            e.name == "state_updated"
+            and e.endpoint == "client"
+            and "known_received_count" in e.data
+        )
+    ]
+    stripped = renumber(stripped)
+    final = Replay(stripped).state_after(len(stripped) - 1)["client"]["qpack"]
+    assert final["known_received_count"] == live[-1]["known_received_count"]
+    assert final["unacknowledged_sections"] == []
+
+
+def test_http3_settings_streams_and_errors() -> None:
+    events = http3_exchange()
+    replay = Replay(events)
+    final = replay.state_after(len(events) - 1)
+    server, client = final["server"], final["client"]
+    assert server["settings"]["local"][1] == {
+        "id": 6,
+        "name": "MAX_FIELD_SECTION_SIZE",
+        "value": 16384,
+    }
+    assert server["settings"]["remote"] == client["settings"]["local"]
+    assert client["settings"]["remote"] is None
+    # RFC 9204 §3.2.3: a table's maximum is its decoder's setting.
+    assert server["qpack"]["local_table"]["maximum_capacity"] == 4096
+    assert server["qpack"]["remote_table"]["maximum_capacity"] == 0
+    assert client["qpack"]["local_table"]["maximum_capacity"] is None
+    assert server["streams"] == {
+        "0": {"type": "request", "owner": "remote", "state": "receiving_content"},
+        "2": {"type": "control", "owner": "remote", "state": "open"},
+        "15": {"type": "reserved", "owner": "local", "state": "open"},
+    }
+    assert client["streams"]["3"] == {"type": "unknown", "owner": "remote", "state": "open"}
+    assert client["streams"]["8"]["state"] == "reset"
+    assert [error["kind"] for error in client["errors"]] == ["stream_error"]
+    assert server["errors"][0]["code_name"] == "H3_FRAME_UNEXPECTED"
+    parameters = first(events, name="parameters_set", endpoint="server", owner="remote")
+    assert replay.state_after(parameters)["changed"] == [
+        "server.qpack.local_table.maximum_capacity",
+        "server.settings.remote",
+    ]
+    state_change = first(events, name="stream_state_updated")
+    assert replay.state_after(state_change)["changed"] == ["server.streams.0.state"]
+
+
+def test_states_are_json_and_callers_cannot_change_the_replay() -> None:
+    events = walkthrough_log().events
+    replay = Replay(events)
+    state = replay.state_after(10)
+    json.dumps(state, allow_nan=False)
+    expected = replay.state_after(11)
+    mutated = replay.state_after(11)
+    mutated["client"]["qpack"]["local_table"]["entries"][0]["name"] = "changed"
+    mutated["client"]["qpack"]["local_table"]["entries"].clear()
+    assert replay.state_after(12) != expected
+    assert replay.state_after(11) == expected
+
+
+def test_initial_state_and_the_edges_of_the_trace() -> None:
+    replay = Replay(walkthrough_log().events)
+    initial = replay.initial_state()
+    assert initial["step"] is None and initial["changed"] == []
+    assert initial["client"]["qpack"]["local_table"]["entries"] == []
+    with pytest.raises(IndexError, match="outside the trace"):
+        replay.state_after(len(replay))
+    with pytest.raises(IndexError):
+        replay.state_after(-1)
+
+
+def test_changed_paths_names_entries_ids_and_lists() -> None:
+    before = {"t": {"entries": [{"index": 1, "v": "a"}], "blocked_streams": [4], "n": 1, "l": [1]}}
+    after = {"t": {"entries": [{"index": 2, "v": "b"}], "blocked_streams": [8], "n": 1, "l": [2]}}
+    assert changed_paths(before, after) == [
+        "t.entries.1",
+        "t.entries.2",
+        "t.blocked_streams.4",
+        "t.blocked_streams.8",
+        "t.l",
+    ]
