@@ -149,7 +149,8 @@ GET_SECTION = "0000d1d7c1508b2f91d35d055c87a7ed4dbf"
 def http3_exchange() -> list[Event]:
     """The HTTP/3 events of one GET, both endpoints, in the order a real exchange logs them."""
     c, s = "client", "server"
-    settings_frame = "04" + "0a" + "0140100710" + "2b07"  # type, length, pairs (not checked)
+    # SETTINGS: type 0x04, length 7, then (0x01, 4096), (0x07, 16), (0x2b, 7) as varints.
+    settings_frame = "04" + "07" + "015000" + "0710" + "2b07"
     headers_frame = "01" + f"{len(GET_SECTION) // 2:02x}" + GET_SECTION
     events = [
         _event(c, "http3", "parameters_set", None, owner="local", settings=CLIENT_SETTINGS),
@@ -172,7 +173,7 @@ def http3_exchange() -> list[Event]:
             2,
             raw=settings_frame,
             stream_id=2,
-            length=10,
+            length=7,
             frame={"frame_type": "settings", "settings": CLIENT_SETTINGS},
         ),
         _event(
@@ -193,7 +194,7 @@ def http3_exchange() -> list[Event]:
             2,
             raw=settings_frame,
             stream_id=2,
-            length=10,
+            length=7,
             frame={"frame_type": "settings", "settings": CLIENT_SETTINGS},
         ),
         _event(s, "http3", "parameters_set", None, owner="remote", settings=CLIENT_SETTINGS),
@@ -289,10 +290,33 @@ def http3_exchange() -> list[Event]:
             "http3",
             "frame_parsed",
             3,
-            raw="0701",
+            raw="070104",
             stream_id=3,
             length=1,
             frame={"frame_type": "goaway", "id": 4},
+        ),
+        _event(
+            c,
+            "http3",
+            "stream_type_set",
+            7,
+            raw="0100",
+            stream_id=7,
+            owner="remote",
+            stream_type="push",
+            stream_type_value=1,
+            push_id=0,
+        ),
+        _event(
+            c,
+            "http3",
+            "stream_type_set",
+            11,
+            raw="4054",
+            stream_id=11,
+            owner="remote",
+            stream_type="unknown",
+            stream_type_value=0x54,
         ),
         _event(
             c,
