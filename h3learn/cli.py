@@ -11,13 +11,14 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from h3learn import qif_cli, walkthrough
+from h3learn import export_cli, qif_cli, walkthrough
 from h3learn.command_error import CommandError
 
 #: name -> (function that adds the subcommand's arguments to its parser)
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type: ignore[type-arg]
     "walkthrough": walkthrough.add_parser,
     "qif": qif_cli.add_parser,
+    "export": export_cli.add_parser,
 }
 
 

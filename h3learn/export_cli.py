@@ -1,0 +1,86 @@
+"""``h3learn export``: write a trace as a native trace file, current-draft qlog, or qlog 0.3.
+
+    h3learn export TRACE --format {native,qlog,qlog-0.3} -o OUT
+
+TRACE may be a native trace, the journal of a capture that did not finish, or an aioquic
+qlog file (or a folder of them); which one is worked out from the file itself. ``-o -``
+writes to standard output. Files are written atomically: OUT is either left as it was or
+replaced by the complete export. ``qlog-0.3`` is the form qvis opens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from h3learn.command_error import CommandError
+from h3learn.trace.load import load_trace
+from h3learn.trace.qlog import to_qlog, to_qlog_03
+from h3learn.trace.store import (
+    DEFAULT_MAX_BYTES,
+    Trace,
+    TraceFormatError,
+    trace_document,
+    write_json_atomic,
+)
+
+#: --format -> what to write.
+FORMATS: dict[str, Callable[[Trace, bool], dict[str, Any]]] = {
+    "native": lambda trace, _: trace_document(trace.title, trace.events, trace.meta, trace.created),
+    "qlog": lambda trace, include_bytes: to_qlog(trace, include_bytes=include_bytes),
+    "qlog-0.3": lambda trace, include_bytes: to_qlog_03(trace, include_bytes=include_bytes),
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "export",
+        help="write a trace as an h3learn trace, qlog, or qlog 0.3 (qvis)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument(
+        "trace", type=Path, help="a native trace, a capture journal, or an aioquic .qlog"
+    )
+    parser.add_argument("--format", choices=sorted(FORMATS), required=True, dest="format")
+    parser.add_argument(
+        "-o", "--output", required=True, help="the file to write, or - for standard output"
+    )
+    parser.add_argument(
+        "--no-bytes", action="store_true", help="qlog: leave the raw bytes (hex) out"
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        help=f"refuse input files larger than this (default {DEFAULT_MAX_BYTES})",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        kind, trace = load_trace(args.trace, max_bytes=args.max_bytes)
+    except TraceFormatError as error:
+        raise CommandError(str(error)) from None
+    except OSError as error:
+        raise CommandError(f"cannot read {args.trace}: {error.strerror or error}") from None
+    for warning in trace.warnings:
+        print(f"h3learn export: warning: {warning}", file=sys.stderr)
+    try:
+        document = FORMATS[args.format](trace, not args.no_bytes)
+    except TraceFormatError as error:
+        raise CommandError(str(error)) from None
+    if args.output == "-":
+        json.dump(document, sys.stdout, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write("\n")
+        return 0
+    try:
+        write_json_atomic(args.output, document)
+    except OSError as error:
+        raise CommandError(f"cannot write {args.output}: {error.strerror or error}") from None
+    print(f"{args.output}: {len(trace.events)} events from the {kind} trace, as {args.format}")
+    return 0
