@@ -420,11 +420,17 @@ class Decoder:
         return entry.name, entry.value
 
     def _spans_of_section(self, data: bytes) -> tuple[Any, ...]:
-        """Labels for a blocked section's prefix (its lines cannot be resolved yet)."""
+        """Labels for a blocked section: its prefix, then its lines as one unresolved run."""
         if not self.recorder.enabled:
             return ()
         reader = SpanReader(data, record=True)
         FieldSectionPrefix.parse(reader)
+        reader.raw(
+            len(data) - reader.position,
+            "Field lines (blocked)",
+            "Field line representations, decoded once the inserts they need have arrived.",
+            "9204#2.2.1",
+        )
         return reader.field_spans()
 
     def _record_section(
