@@ -26,10 +26,11 @@ from h3learn.trace import replay as replay_module
 from h3learn.trace.replay import Replay, changed_paths
 
 EXCHANGES = [
-    pytest.param(256, False, frozenset(), id="small-table"),
-    pytest.param(256, True, frozenset({3, 7}), id="small-table-sections-first-cancelled"),
-    pytest.param(4096, True, frozenset(), id="large-table-sections-first"),
-    pytest.param(4096, False, frozenset({5}), id="large-table-cancelled"),
+    pytest.param(256, False, frozenset(), False, id="small-table"),
+    pytest.param(256, True, frozenset({3, 7}), False, id="small-table-sections-first-cancelled"),
+    pytest.param(4096, True, frozenset(), False, id="large-table-sections-first"),
+    pytest.param(4096, False, frozenset({5, 9}), True, id="large-table-cancelled-trailers"),
+    pytest.param(256, False, frozenset({4}), True, id="small-table-cancelled-trailers"),
 ]
 
 
@@ -41,11 +42,13 @@ def first(events: list[Event], **wanted: Any) -> int:
     raise LookupError(wanted)
 
 
-@pytest.mark.parametrize(("capacity", "sections_first", "cancel"), EXCHANGES)
+@pytest.mark.parametrize(("capacity", "sections_first", "cancel", "trailers"), EXCHANGES)
 def test_tables_and_counts_equal_what_the_live_encoder_and_decoder_had(
-    capacity: int, sections_first: bool, cancel: frozenset[int]
+    capacity: int, sections_first: bool, cancel: frozenset[int], trailers: bool
 ) -> None:
-    events, live = live_qpack_exchange(qif_requests(), capacity, 100, sections_first, cancel)
+    events, live = live_qpack_exchange(
+        qif_requests(), capacity, 100, sections_first, cancel, trailers
+    )
     assert any(e.data.get("update_type") == "evicted" for e in events) or capacity > 256
     replay = Replay(events, snapshot_every=16)
     for step in range(len(events)):
@@ -63,12 +66,12 @@ def test_tables_and_counts_equal_what_the_live_encoder_and_decoder_had(
             assert server["acknowledged_insert_count"] == expected, where
 
 
-@pytest.mark.parametrize(("capacity", "sections_first", "cancel"), EXCHANGES)
+@pytest.mark.parametrize(("capacity", "sections_first", "cancel", "trailers"), EXCHANGES)
 def test_unacknowledged_sections_agree_with_what_the_encoder_reports(
-    capacity: int, sections_first: bool, cancel: frozenset[int]
+    capacity: int, sections_first: bool, cancel: frozenset[int], trailers: bool
 ) -> None:
     """The encoder's state_updated events say which streams block and how many sections wait."""
-    events, _ = live_qpack_exchange(qif_requests(), capacity, 100, sections_first, cancel)
+    events, _ = live_qpack_exchange(qif_requests(), capacity, 100, sections_first, cancel, trailers)
     replay = Replay(events)
     checked = 0
     for step, event in enumerate(events):

@@ -41,13 +41,16 @@ def live_qpack_exchange(
     blocked_streams: int,
     sections_first: bool,
     cancel: frozenset[int] = frozenset(),
+    trailers: bool = False,
 ) -> tuple[list[Event], list[dict[str, Any]]]:
     """The walkthrough's exchange, plus what the live encoder and decoder held at each event.
 
     The snapshot for an event is taken while it is being recorded: after the table change
     it reports (the table records its own changes after making them), before the effect of
     an instruction (recorded before it is carried out). Requests whose number is in
-    ``cancel`` are reset by the server after their section arrives (RFC 9204 §2.2.2.2).
+    ``cancel`` are reset by the server before their section is decoded (RFC 9204 §2.2.2.2):
+    while blocked, or before it arrives. With ``trailers`` every request also carries a
+    trailer section, so a stream has two sections awaiting acknowledgment at once.
     """
     log = EventLog()
     encoder = Encoder(recorder=log.for_endpoint("client"))
@@ -71,19 +74,35 @@ def live_qpack_exchange(
     encoder.apply_settings(table_capacity, blocked_streams)
     for number, headers in enumerate(requests):
         stream_id = number * 4
-        instructions, field_section = encoder.encode(stream_id, headers)
+        instructions, section = encoder.encode(stream_id, headers)
+        sections = [section]
+        if trailers:
+            more, trailer_section = encoder.encode(stream_id, trailer_fields(number))
+            instructions += more
+            sections.append(trailer_section)
         if sections_first:
-            decoder.decode(stream_id, field_section)
+            for section in sections:
+                decoder.decode(stream_id, section)
             if number in cancel:
                 decoder.cancel_stream(stream_id)
             decoder.feed_encoder(instructions)
         else:
             decoder.feed_encoder(instructions)
-            decoder.decode(stream_id, field_section)
             if number in cancel:
                 decoder.cancel_stream(stream_id)
+            else:
+                for section in sections:
+                    decoder.decode(stream_id, section)
         encoder.feed_decoder(decoder.data_to_send())
     return log.events, snapshots
+
+
+def trailer_fields(number: int) -> list[Header]:
+    """A trailer section whose fields recur, so the encoder inserts and references them."""
+    return [
+        (b"x-trailer-checksum", b"abc%d" % (number % 2)),
+        (b"server-timing", b"total;dur=%d" % (number % 3)),
+    ]
 
 
 def table_json(table: dict[str, Any]) -> dict[str, Any]:
