@@ -17,7 +17,7 @@ What each event contributes (docs/events.md lists the events):
                                   Section Acknowledgment (RFC 9204 §2.1.1, §4.4.1)
     qpack instruction_created     the decoder's own Section Acknowledgment, Insert Count
                                   Increment or Stream Cancellation (what it told the peer)
-    qpack stream_state_updated    a stream blocked on / unblocked from inserts (§2.2.1)
+    qpack stream_state_updated    a stream blocked on / unblocked from inserts (RFC 9204 §2.2.1)
     http3 parameters_set          local or remote SETTINGS
     http3 stream_type_set         a stream's type and who opened it
     http3 stream_state_updated    a request or push stream's state (RFC 9114 §4.1)
@@ -29,7 +29,7 @@ Derived, beyond what one event says: each entry of an encoder's table is marked
 streams in ``referenced_by``), ``received`` once its absolute index is below the Known
 Received Count, and ``evictable`` when both allow it (RFC 9204 §2.1.1). Not derivable from
 events, so not shown: which entries an encoder considers *draining* (its own policy,
-§2.1.1.1), bytes in flight that neither side has read yet, and anything a trace imported
+RFC 9204 §2.1.1.1), bytes in flight that neither side has read yet, and anything a trace imported
 from qlog lacks (aioquic logs no QPACK events, so its tables stay empty).
 
 The answer is ``{"step", "client", "server", "changed"}``; each endpoint has ``qpack``
@@ -186,7 +186,7 @@ def _dynamic_table_updated(ep: _Endpoint, event: Event) -> None:
 
 
 def _state_updated(ep: _Endpoint, event: Event) -> None:
-    """A table's capacity (§3.2.2), or what the encoder learnt from the decoder (§2.1.4)."""
+    """RFC 9204 §3.2.2, §2.1.4: a table's capacity, or what the encoder learnt from the decoder."""
     data = event.data
     table = ep.table(data.get("owner"))
     if table is None:
@@ -219,18 +219,18 @@ def _decoder_instruction_effect(ep: _Endpoint, instruction: dict[str, Any]) -> N
     """RFC 9204 §4.4: what a decoder instruction does to the encoder that reads it."""
     kind, stream = instruction.get("instruction_type"), instruction.get("stream_id")
     if kind == "section_acknowledgement" and _is_int(stream) and ep.unacknowledged.get(stream):
-        section = ep.unacknowledged[stream].pop(0)  # §4.4.1: the oldest on the stream
+        section = ep.unacknowledged[stream].pop(0)  # RFC 9204 §4.4.1: the oldest one
         ep.known_received_count = max(ep.known_received_count, section.required_insert_count)
     elif kind == "stream_cancellation" and _is_int(stream):
-        ep.unacknowledged.pop(stream, None)  # §4.4.2: every section on the stream
+        ep.unacknowledged.pop(stream, None)  # RFC 9204 §4.4.2: all of them
     elif kind == "insert_count_increment" and _is_int(instruction.get("increment")):
-        ep.known_received_count += instruction["increment"]  # §4.4.3
+        ep.known_received_count += instruction["increment"]  # RFC 9204 §4.4.3
     if _is_int(stream) and stream in ep.unacknowledged and not ep.unacknowledged[stream]:
         del ep.unacknowledged[stream]
 
 
 def _instruction_created(ep: _Endpoint, event: Event) -> None:
-    """A decoder's own instructions: what it has told the peer's encoder (§4.4)."""
+    """RFC 9204 §4.4: a decoder's own instructions, what it has told the peer's encoder."""
     kind, stream = event.data.get("instruction_type"), event.data.get("stream_id")
     if kind == "section_acknowledgement" and _is_int(stream):
         ep.acknowledged_insert_count = max(ep.acknowledged_insert_count, ep.decoded.get(stream, 0))
@@ -241,7 +241,7 @@ def _instruction_created(ep: _Endpoint, event: Event) -> None:
 
 
 def _headers_encoded(ep: _Endpoint, event: Event) -> None:
-    """A section with dynamic references awaits its Section Acknowledgment (§2.1.1, §4.4.1)."""
+    """RFC 9204 §2.1.1, §4.4.1: a section with dynamic references awaits acknowledgment."""
     required = _dict(event.data.get("prefix")).get("required_insert_count")
     stream = event.data.get("stream_id", event.stream_id)
     if not (_is_int(required) and required > 0 and _is_int(stream)):
