@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from h3learn.wire.spans import SpanReader, SpanWriter, display
+from h3learn.wire.spans import SpanReader, SpanWriter, display, uses_huffman
 
 EXPLAIN_VALUE = "The field value of the new entry."
 EXPLAIN_NAME = "The field name of the new entry."
@@ -96,7 +96,7 @@ class InsertWithNameReference:
             "instruction_type": self.qlog_type,
             "table_type": "static" if self.static else "dynamic",
             "name_index": self.name_index,
-            "huffman_encoded_value": bool(self.huffman),
+            "huffman_encoded_value": uses_huffman(self.value, self.huffman),
             "value": display(self.value),
         }
 
@@ -124,9 +124,9 @@ class InsertWithLiteralName:
     def qlog(self) -> dict[str, Any]:
         return {
             "instruction_type": self.qlog_type,
-            "huffman_encoded_name": bool(self.name_huffman),
+            "huffman_encoded_name": uses_huffman(self.name, self.name_huffman),
             "name": display(self.name),
-            "huffman_encoded_value": bool(self.value_huffman),
+            "huffman_encoded_value": uses_huffman(self.value, self.value_huffman),
             "value": display(self.value),
         }
 

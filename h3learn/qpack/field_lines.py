@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3learn.qpack.errors import DecompressionFailed
-from h3learn.wire.spans import SpanReader, SpanWriter, display
+from h3learn.wire.spans import SpanReader, SpanWriter, display, uses_huffman
 
 EXPLAIN_N = "N bit: 1 asks every later hop to keep this field out of dynamic tables."
 EXPLAIN_T = "1: the index is into the static table; 0: a relative index into the dynamic table."
@@ -237,7 +237,7 @@ class LiteralFieldLineWithNameReference:
             "is_never_indexed": self.never_indexed,
             "table_type": "static" if self.static else "dynamic",
             "name_index": self.name_index,
-            "huffman_encoded_value": bool(self.huffman),
+            "huffman_encoded_value": uses_huffman(self.value, self.huffman),
             "value": display(self.value),
         }
 
@@ -279,7 +279,7 @@ class LiteralFieldLineWithPostBaseNameReference:
             "table_type": "dynamic",
             "name_index": self.name_index,
             "is_post_base": True,
-            "huffman_encoded_value": bool(self.huffman),
+            "huffman_encoded_value": uses_huffman(self.value, self.huffman),
             "value": display(self.value),
         }
 
@@ -310,9 +310,9 @@ class LiteralFieldLineWithLiteralName:
         return {
             "type": self.qlog_type,
             "is_never_indexed": self.never_indexed,
-            "huffman_encoded_name": bool(self.name_huffman),
+            "huffman_encoded_name": uses_huffman(self.name, self.name_huffman),
             "name": display(self.name),
-            "huffman_encoded_value": bool(self.value_huffman),
+            "huffman_encoded_value": uses_huffman(self.value, self.value_huffman),
             "value": display(self.value),
         }
 

@@ -39,6 +39,13 @@ def display(value: bytes) -> str:
     return value.decode("utf-8", "backslashreplace")
 
 
+def uses_huffman(value: bytes, huffman: bool | None) -> bool:
+    """Whether a string literal is sent Huffman-coded: as asked, or (None) when shorter."""
+    if huffman is None:
+        return huffman_encoded_length(value) < len(value)
+    return huffman
+
+
 def bit_string(value: int, count: int) -> str:
     """``value`` written as ``count`` binary digits, e.g. bit_string(1, 3) == "001"."""
     return format(value, f"0{count}b")
@@ -300,8 +307,7 @@ class SpanWriter:
 
         Returns whether the Huffman form was used.
         """
-        if huffman is None:
-            huffman = huffman_encoded_length(value) < len(value)
+        huffman = uses_huffman(value, huffman)
         octets = huffman_encode(value) if huffman else value
         self.flag(huffman, f"{name}: H", EXPLAIN_HUFFMAN_FLAG, "9204#4.1.2")
         self.integer(
@@ -345,4 +351,4 @@ class SpanWriter:
         return tuple(self.spans) if self.spans is not None else ()
 
 
-__all__ = ["SpanReader", "SpanWriter", "bit_string", "display", "varint_length"]
+__all__ = ["SpanReader", "SpanWriter", "bit_string", "display", "uses_huffman", "varint_length"]
