@@ -41,13 +41,16 @@ How it decides (the strategy, in the order `encode` tries things for each field 
    first-in, first-out table instead of falling out and being sent again in full.
 4. Otherwise the field may be inserted, if it is *worth it*: it was seen recently (a field
    that came once tends to come again: the same user agent, the same host), or, when the
-   section may block, its name's values usually repeat. Fields whose values rarely repeat
-   (``:path``, ``date``, ``content-length``) mostly stay literals; so do entries too large for
-   a quarter of the table. When the section may block, the new entry is referenced straight
-   away (a post-base or relative reference); otherwise the field goes as a literal this time
-   and the entry serves later sections once acknowledged.
+   section may block, its name's values usually repeat (80% of the time so far). Fields
+   whose values rarely repeat (``:path``, ``content-length``) mostly stay literals; so do
+   entries larger than three quarters of the table. When the section may block, the new
+   entry is referenced straight away (a post-base or relative reference). Otherwise the field
+   goes as a literal this time and the entry serves later sections once acknowledged; that
+   doubles the cost of this occurrence, so then only recently seen fields are inserted.
 5. A literal reuses a name from the static table if there is one, else a dynamic entry with
-   that name (if it may be referenced), else sends the name too.
+   that name (if it may be referenced), else sends the name too. A name that the tables lack
+   and that has been seen before (``x-fb-debug``, whose values never repeat) gets an entry
+   of its own with an empty value, so that its later literals can refer to it.
 
 Then the prefix (§4.5.1): the Required Insert Count follows from the references; the Base is
 the value, among those worth trying, that makes the section shortest (§4.5.1.2). Every
@@ -108,17 +111,19 @@ SHORT_COOKIE_LIMIT = 20
 #: The draining region: the oldest entries that the next DRAINING_SHARE of the capacity
 #: worth of inserts would evict (RFC 9204 §2.1.1.1). The encoder duplicates rather than
 #: references them, so that they can drain.
-DRAINING_SHARE = 0.25
-#: How far back "seen recently" reaches, in multiples of the table capacity (counting each
-#: field by its entry size, RFC 9204 §3.2.1). A field last seen further back than that would
-#: have been evicted from a first-in, first-out table anyway.
-HISTORY_SHARE = 2.0
+DRAINING_SHARE = 0.4
+#: How far back "seen recently" reaches: a field is recent while fewer than RECENT_SHARE
+#: times the capacity worth of fields (counted by entry size) have been encoded since it was
+#: last seen (a first-in, first-out table holding all of them would have evicted it by then),
+RECENT_SHARE = 2.0
+#: ... but at least this many bytes, so that a small table still looks a few sections back.
+MINIMUM_RECENT_WINDOW = 1024
 #: Entries larger than this share of the capacity are not inserted: one would push out
 #: too many others.
-LARGEST_ENTRY_SHARE = 0.25
+LARGEST_ENTRY_SHARE = 0.75
 #: When a section may block, a field seen for the first time is inserted if at least this
 #: share of its name's earlier values were repeats.
-REPEATING_NAME_SHARE = 0.5
+REPEATING_NAME_SHARE = 0.8
 
 
 # --- the plan of a field section --------------------------------------------------------
@@ -154,28 +159,31 @@ class _UnacknowledgedSection:
 
 
 @dataclass(slots=True)
-class _History:
-    """Recently encoded fields, counted by entry size, for the "seen recently" test."""
+class _RecentFields:
+    """The fields encoded lately, for the "seen recently" test of the strategy.
 
-    limit: int = 0
-    size: int = 0
-    fields: deque[tuple[Header, int]] = field(default_factory=deque)
-    counts: Counter[Header] = field(default_factory=Counter)
+    Each field is stamped with a running total of the entry sizes (RFC 9204 §3.2.1) of all
+    the fields encoded before it. A field is *recent* while fewer than ``window`` bytes of
+    fields have been encoded since it was last seen.
+    """
+
+    window: int = 0
+    seen_bytes: int = 0
+    last_seen: dict[Header, int] = field(default_factory=dict)
+    order: deque[tuple[Header, int]] = field(default_factory=deque)
 
     def __contains__(self, header: Header) -> bool:
-        return header in self.counts
+        stamp = self.last_seen.get(header)
+        return stamp is not None and self.seen_bytes - stamp < self.window
 
     def add(self, header: Header) -> None:
-        size = entry_size(*header)
-        self.fields.append((header, size))
-        self.counts[header] += 1
-        self.size += size
-        while self.size > self.limit and self.fields:
-            old, old_size = self.fields.popleft()
-            self.size -= old_size
-            self.counts[old] -= 1
-            if not self.counts[old]:
-                del self.counts[old]
+        self.last_seen[header] = self.seen_bytes
+        self.order.append((header, self.seen_bytes))
+        self.seen_bytes += entry_size(*header)
+        while self.order and self.seen_bytes - self.order[0][1] >= self.window:
+            old, stamp = self.order.popleft()
+            if self.last_seen.get(old) == stamp:
+                del self.last_seen[old]
 
 
 @dataclass(slots=True)
@@ -220,7 +228,7 @@ class Encoder:
         #: The newest entry holding each (name, value), and each name (RFC 9204 §3.2.4).
         self._newest_by_field: dict[Header, int] = {}
         self._newest_by_name: dict[bytes, int] = {}
-        self._history = _History()
+        self._recent = _RecentFields()
         self._name_statistics: dict[bytes, _NameStatistics] = {}
 
     # -- settings (RFC 9204 §5) ------------------------------------------------------------
@@ -230,7 +238,9 @@ class Encoder:
         self.max_table_capacity = max_table_capacity
         self.max_blocked_streams = blocked_streams
         self.table.maximum_capacity = max_table_capacity
-        self._history.limit = int(HISTORY_SHARE * self._target_capacity())
+        self._recent.window = max(
+            int(RECENT_SHARE * self._target_capacity()), MINIMUM_RECENT_WINDOW
+        )
 
     def _target_capacity(self) -> int:
         if self.preferred_capacity is None:
@@ -341,17 +351,19 @@ class Encoder:
     def _remember(self, name: bytes, value: bytes) -> None:
         statistics = self._name_statistics.setdefault(name, _NameStatistics())
         statistics.sightings += 1
-        if (name, value) in self._history:
+        if (name, value) in self._recent:
             statistics.repeats += 1
-        self._history.add((name, value))
+        self._recent.add((name, value))
 
     def _worth_inserting(self, name: bytes, value: bytes, may_block: bool) -> bool:
         """Step 4: is this field likely to be sent again while it is still in the table?"""
         if entry_size(name, value) > LARGEST_ENTRY_SHARE * self._target_capacity():
             return False
-        if (name, value) in self._history:
+        if (name, value) in self._recent:
             return True
         if not may_block:
+            # A field inserted now could only be referenced by later sections, and is sent
+            # as a literal as well: that doubles its cost, so only recent fields qualify.
             return False
         statistics = self._name_statistics.get(name)
         if statistics is None or not statistics.sightings:
@@ -370,7 +382,7 @@ class Encoder:
         if newest is not None and not self._is_draining(newest):
             return False
         statistics = self._name_statistics.get(name)
-        return statistics is not None and statistics.sightings > 1
+        return statistics is not None and statistics.sightings > 0
 
     def _is_draining(self, absolute_index: int) -> bool:
         """RFC 9204 §2.1.1.1: would the next DRAINING_SHARE of the capacity evict this entry?"""
