@@ -1,0 +1,1158 @@
+"""RFC 9114 §3-§8: an HTTP/3 connection, sans-IO.
+
+`H3Connection` is one endpoint (client or server) of HTTP/3 over a QUIC connection it never
+sees. The transport hands it what QUIC delivered and carries out what it asks:
+
+    receive_stream_data(stream_id, data, end_stream)  -> list of H3Events for the application
+    receive_stream_reset(stream_id, error_code)       the peer sent RESET_STREAM
+    receive_stop_sending(stream_id, error_code)       the peer sent STOP_SENDING
+    connection_closed(error_code, reason)             the QUIC connection went away
+    actions_to_send()                                 -> what QUIC must do (actions.py)
+
+and the application calls `send_request`, `send_headers`, `send_data`, `send_push_promise`,
+`create_push_stream`, `send_max_push_id`, `cancel_push`, `send_goaway`, `reset_stream` and
+`close`. Everything it sends and reads is recorded as trace events (docs/events.md).
+
+The streams (RFC 9114 §6):
+
+- each side opens one *control stream* (§6.2.1) whose first frame is SETTINGS, and one QPACK
+  *encoder* and *decoder* stream (RFC 9204 §4.2). These are critical: a second one is
+  H3_STREAM_CREATION_ERROR, closing one is H3_CLOSED_CRITICAL_STREAM;
+- requests go on client-initiated bidirectional streams (§6.1), each carrying one message
+  each way, in the frame order that message_exchange.py keeps (§4.1);
+- the server may push responses on *push streams* (§4.6, §6.2.2) once the client allows it
+  with MAX_PUSH_ID (§7.2.7);
+- unidirectional streams of reserved or unknown types are read and ignored (§6.2, §6.2.3).
+
+Errors (§8): a broken rule raises `H3ConnectionError` or `H3StreamError` deep inside; the one
+place that catches them (`_guard`) records the error and closes the connection, or resets
+the one stream and carries on.
+
+Settings are decided when the connection is made (they are in the trace before any byte
+leaves, RFC 9114 §7.2.4.2) and sent by `initiate`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3learn.events import NullRecorder, Recorder
+from h3learn.h3.actions import Action, CloseConnection, ResetStream, SendStreamData, StopSending
+from h3learn.h3.errors import (
+    ErrorCode,
+    H3ConnectionError,
+    H3Error,
+    H3StreamError,
+    code_name,
+)
+from h3learn.h3.frames import (
+    CancelPushFrame,
+    DataFrame,
+    Frame,
+    FrameParser,
+    GoawayFrame,
+    HeadersFrame,
+    MaxPushIdFrame,
+    ParsedFrame,
+    PriorityUpdateFrame,
+    PushPromiseFrame,
+    SettingsFrame,
+    check_frame_allowed,
+)
+from h3learn.h3.http_events import (
+    ConnectionTerminated,
+    DataReceived,
+    GoawayReceived,
+    H3Event,
+    HeadersReceived,
+    PushCancelled,
+    PushPromiseReceived,
+    SettingsReceived,
+    StreamEnded,
+    StreamReset,
+)
+from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageState
+from h3learn.h3.messages import (
+    ContentLengthTracker,
+    MalformedMessage,
+    UnpushableRequest,
+    validate_push_promise_request,
+    validate_request,
+    validate_response,
+    validate_trailers,
+)
+from h3learn.h3.settings import Settings, qlog_setting, setting_name
+from h3learn.h3.stream_types import (
+    StreamHeader,
+    StreamKind,
+    StreamType,
+    is_bidirectional,
+    parse_stream_header,
+)
+from h3learn.qpack.decoder import DecodedFieldSection, Decoder
+from h3learn.qpack.encoder import Encoder
+from h3learn.qpack.errors import QpackError
+from h3learn.wire.errors import NeedMoreData
+from h3learn.wire.spans import SpanReader, SpanWriter
+
+Header = tuple[bytes, bytes]
+
+#: RFC 9000 §2.1: the two low bits of a stream ID.
+CLIENT_BIDI, SERVER_BIDI, CLIENT_UNI, SERVER_UNI = 0, 1, 2, 3
+STREAM_ID_STEP = 4
+
+#: RFC 9114 §5.2: the largest GOAWAY identifiers, for "stop sending new requests / pushes".
+MAX_CLIENT_BIDI_STREAM_ID = (1 << 62) - 4
+MAX_PUSH_ID_VALUE = (1 << 62) - 1
+
+
+class H3UsageError(Exception):
+    """The application asked for something the protocol forbids (a local mistake)."""
+
+
+@dataclass
+class _RequestStream:
+    """A request stream (or, on a client, a push stream): what has been received on it."""
+
+    stream_id: int
+    exchange: MessageExchange
+    parser: FrameParser
+    push_id: int | None = None
+    #: Frames that arrived while a HEADERS or PUSH_PROMISE waited for QPACK inserts.
+    waiting: deque[ParsedFrame] = field(default_factory=deque)
+    #: The frame whose field section the QPACK decoder is holding (RFC 9204 §2.2.1).
+    blocked_on: ParsedFrame | None = None
+    end_received: bool = False
+    content: ContentLengthTracker | None = None
+    #: What this endpoint has sent on the stream.
+    headers_sent: bool = False
+    end_sent: bool = False
+    #: Set after a stream error or reset: everything still arriving is ignored.
+    abandoned: bool = False
+    request_method: bytes | None = None
+
+
+@dataclass
+class _IncomingUniStream:
+    """A unidirectional stream the peer opened (RFC 9114 §6.2)."""
+
+    stream_id: int
+    buffer: bytearray = field(default_factory=bytearray)
+    header: StreamHeader | None = None
+    parser: FrameParser | None = None
+    request: _RequestStream | None = None  # push streams read like a response
+
+
+class H3Connection:
+    """One endpoint of an HTTP/3 connection; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        is_client: bool,
+        settings: Settings | None = None,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.is_client = is_client
+        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        #: What this endpoint announces (RFC 9114 §7.2.4); decided now, sent by `initiate`.
+        self.local_settings = settings if settings is not None else Settings()
+        #: The peer's settings: the defaults until its SETTINGS frame arrives (§7.2.4.2).
+        self.peer_settings = Settings()
+        self.peer_settings_received = False
+        self.encoder = Encoder(recorder=self.recorder)
+        self.decoder = Decoder(
+            self.local_settings.qpack_max_table_capacity,
+            self.local_settings.qpack_blocked_streams,
+            recorder=self.recorder,
+        )
+        self.closed = False
+        self.close_code: int | None = None
+
+        own_uni = CLIENT_UNI if is_client else SERVER_UNI
+        self._next_uni_stream_id = own_uni
+        self._next_request_stream_id = CLIENT_BIDI
+        self.control_stream_id: int | None = None
+        self.peer_control_stream_id: int | None = None
+        self.peer_encoder_stream_id: int | None = None
+        self.peer_decoder_stream_id: int | None = None
+        self._peer_control_parser = FrameParser(record=self.recorder.enabled)
+        self._peer_control_frames = 0
+
+        self._requests: dict[int, _RequestStream] = {}
+        self._finished_requests: set[int] = set()
+        self._incoming_uni: dict[int, _IncomingUniStream] = {}
+        self._actions: list[Action] = []
+        self._events: list[H3Event] = []
+
+        # Server push (RFC 9114 §4.6): the client's limit, and the IDs seen so far.
+        self.max_push_id: int | None = None  # the latest MAX_PUSH_ID sent (client) or received
+        self._next_push_id = 0
+        self._promised: dict[int, list[Header]] = {}
+        self._push_streams_seen: set[int] = set()
+        self._cancelled_pushes: set[int] = set()
+
+        # Graceful shutdown (RFC 9114 §5.2).
+        self.goaway_sent: int | None = None
+        self.goaway_received: int | None = None
+        self._largest_processed_request = -1
+
+        self._record(
+            "parameters_set",
+            None,
+            {"owner": "local", "settings": self._settings_json(self.local_settings)},
+            summary=f"{self._me}: local SETTINGS decided: {self.local_settings.describe()}",
+            rfc=("9114#7.2.4",),
+        )
+
+    # == start-up (RFC 9114 §6.2.1, RFC 9204 §4.2) ===========================================
+
+    def initiate(self) -> None:
+        """Open the control stream with SETTINGS, and the two QPACK streams."""
+        self.control_stream_id = self._open_uni_stream(StreamHeader(StreamType.CONTROL))
+        self._send_frame(self.control_stream_id, SettingsFrame(self.local_settings.pairs()))
+        self.encoder.encoder_stream_id = self._open_uni_stream(
+            StreamHeader(StreamType.QPACK_ENCODER)
+        )
+        self.decoder.decoder_stream_id = self._open_uni_stream(
+            StreamHeader(StreamType.QPACK_DECODER)
+        )
+
+    def _open_uni_stream(self, header: StreamHeader) -> int:
+        stream_id = self._next_uni_stream_id
+        self._next_uni_stream_id += STREAM_ID_STEP
+        writer = SpanWriter(record=self.recorder.enabled)
+        header.serialize(writer)
+        self._actions.append(SendStreamData(stream_id, writer.unit()))
+        self._record(
+            "stream_type_set",
+            stream_id,
+            header.qlog(stream_id) | {"owner": "local"},
+            raw=writer.unit(),
+            fields=writer.field_spans(),
+            rfc=("9114#6.2",),
+            summary=f"{self._me} opens stream {stream_id}: {header.describe()}",
+        )
+        return stream_id
+
+    # == the application's side: sending =====================================================
+
+    def send_request(self, headers: Sequence[Header], end_stream: bool = False) -> int:
+        """Client: open the next request stream and send the header section on it."""
+        if not self.is_client:
+            raise H3UsageError("only a client sends requests (RFC 9114 §4.1)")
+        if self.goaway_received is not None:
+            raise H3UsageError("the server sent GOAWAY: no new requests (RFC 9114 §5.2)")
+        self._check_open()
+        head = validate_request(
+            headers, enable_connect_protocol=self.peer_settings.enable_connect_protocol
+        )
+        stream_id = self._next_request_stream_id
+        self._next_request_stream_id += STREAM_ID_STEP
+        stream = self._new_request_stream(stream_id)
+        stream.request_method = head.method
+        self._record(
+            "stream_type_set",
+            stream_id,
+            {"stream_id": stream_id, "owner": "local", "stream_type": "request"},
+            rfc=("9114#6.1",),
+            summary=f"client opens request stream {stream_id}",
+        )
+        self._send_field_section(stream_id, headers)
+        stream.headers_sent = True
+        if end_stream:
+            self._end_stream(stream)
+        return stream_id
+
+    def send_headers(
+        self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
+    ) -> None:
+        """Send a header section (a response, an interim response) or, after content, trailers."""
+        self._check_open()
+        stream = self._sending_stream(stream_id)
+        if stream.headers_sent:
+            validate_trailers(headers)
+        elif not self.is_client:
+            validate_response(headers)
+        self._send_field_section(stream_id, headers)
+        final = self.is_client or stream.headers_sent or not _is_interim(headers)
+        if final:
+            stream.headers_sent = True
+        if end_stream:
+            self._end_stream(stream)
+
+    def send_data(self, stream_id: int, data: bytes, end_stream: bool = False) -> None:
+        """Send content (RFC 9114 §7.2.1), after the header section."""
+        self._check_open()
+        stream = self._sending_stream(stream_id)
+        if not stream.headers_sent:
+            raise H3UsageError(f"stream {stream_id}: DATA before HEADERS breaks RFC 9114 §4.1")
+        if data:
+            self._send_frame(stream_id, DataFrame(data))
+        if end_stream:
+            self._end_stream(stream)
+
+    def end_stream(self, stream_id: int) -> None:
+        """Close the sending side of a request or push stream cleanly."""
+        self._end_stream(self._sending_stream(stream_id))
+
+    def _end_stream(self, stream: _RequestStream) -> None:
+        stream.end_sent = True
+        self._actions.append(SendStreamData(stream.stream_id, b"", end_stream=True))
+        self._forget_if_done(stream)
+
+    def _sending_stream(self, stream_id: int) -> _RequestStream:
+        stream = self._requests.get(stream_id)
+        if stream is None or stream.abandoned:
+            raise H3UsageError(f"stream {stream_id} is not an open request or push stream")
+        if stream.end_sent:
+            raise H3UsageError(f"stream {stream_id} is already closed for sending")
+        return stream
+
+    def _send_field_section(self, stream_id: int, headers: Sequence[Header]) -> None:
+        limit = self.peer_settings.max_field_section_size
+        if limit is not None:
+            size = sum(len(name) + len(value) + 32 for name, value in headers)
+            if size > limit:
+                raise H3UsageError(
+                    f"field section of {size} bytes exceeds the peer's"
+                    f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit} (RFC 9114 §4.2.2)"
+                )
+        encoder_stream, field_section = self.encoder.encode(stream_id, list(headers))
+        if encoder_stream:
+            assert self.encoder.encoder_stream_id is not None, "initiate() first"
+            self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
+        self._send_frame(stream_id, HeadersFrame(field_section))
+
+    # -- server push (RFC 9114 §4.6) ---------------------------------------------------------
+
+    def send_max_push_id(self, push_id: int) -> None:
+        """Client: allow push IDs up to ``push_id`` (RFC 9114 §7.2.7)."""
+        if not self.is_client:
+            raise H3UsageError("only a client sends MAX_PUSH_ID (RFC 9114 §7.2.7)")
+        if self.max_push_id is not None and push_id < self.max_push_id:
+            raise H3UsageError("MAX_PUSH_ID cannot decrease (RFC 9114 §7.2.7)")
+        self.max_push_id = push_id
+        self._send_control_frame(MaxPushIdFrame(push_id))
+
+    def send_push_promise(self, stream_id: int, headers: Sequence[Header]) -> int:
+        """Server: promise a response to ``headers`` on request stream ``stream_id``."""
+        if self.is_client:
+            raise H3UsageError("only a server promises pushes (RFC 9114 §4.6)")
+        if self.max_push_id is None or self._next_push_id > self.max_push_id:
+            raise H3UsageError(
+                f"push ID {self._next_push_id} is not allowed: the client's MAX_PUSH_ID is"
+                f" {self.max_push_id} (RFC 9114 §4.6)"
+            )
+        if self.goaway_received is not None and self._next_push_id >= self.goaway_received:
+            raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
+        validate_push_promise_request(headers)
+        self._sending_stream(stream_id)
+        push_id = self._next_push_id
+        self._next_push_id += 1
+        encoder_stream, field_section = self.encoder.encode(stream_id, list(headers))
+        if encoder_stream:
+            assert self.encoder.encoder_stream_id is not None
+            self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
+        self._send_frame(stream_id, PushPromiseFrame(push_id, field_section))
+        self._promised[push_id] = list(headers)
+        return push_id
+
+    def create_push_stream(self, push_id: int) -> int:
+        """Server: open the push stream that fulfils ``push_id``; then send_headers on it."""
+        if push_id not in self._promised:
+            raise H3UsageError(f"push ID {push_id} was never promised")
+        stream_id = self._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
+        stream = self._new_request_stream(stream_id, push_id=push_id)
+        # A push stream is unidirectional: nothing will come back on it.
+        stream.end_received = True
+        stream.exchange.state = MessageState.COMPLETE
+        return stream_id
+
+    def cancel_push(self, push_id: int) -> None:
+        """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
+        self._cancelled_pushes.add(push_id)
+        self._send_control_frame(CancelPushFrame(push_id))
+
+    # -- shutdown (RFC 9114 §5.2) ------------------------------------------------------------
+
+    def send_goaway(self, identifier: int | None = None) -> int:
+        """Start a graceful shutdown; returns the identifier sent.
+
+        A server sends the lowest request stream ID it will not process (by default the one
+        after the last request it accepted); a client sends a push ID (by default the next
+        one not yet promised). Later GOAWAYs may lower the identifier, never raise it.
+        """
+        if identifier is None:
+            if self.is_client:
+                identifier = max(self._promised, default=-1) + 1
+            else:
+                identifier = self._largest_processed_request + STREAM_ID_STEP
+                identifier = max(identifier, 0)
+        if self.goaway_sent is not None and identifier > self.goaway_sent:
+            raise H3UsageError("a GOAWAY identifier may never increase (RFC 9114 §5.2)")
+        self.goaway_sent = identifier
+        self._send_control_frame(GoawayFrame(identifier))
+        return identifier
+
+    def reset_stream(
+        self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
+    ) -> None:
+        """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
+        stream = self._requests.get(stream_id)
+        if stream is not None:
+            self._abandon(stream, error_code)
+
+    def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
+        """Close the connection (RFC 9114 §5.3)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.close_code = error_code
+        self._actions.append(CloseConnection(error_code, reason))
+        self._events.append(
+            ConnectionTerminated(error_code=error_code, reason=reason, by_peer=False)
+        )
+
+    def _send_control_frame(self, frame: Frame) -> None:
+        self._check_open()
+        assert self.control_stream_id is not None, "initiate() first"
+        self._send_frame(self.control_stream_id, frame)
+
+    def _send_frame(self, stream_id: int, frame: Frame) -> None:
+        writer = SpanWriter(record=self.recorder.enabled)
+        frame.serialize(writer)
+        self._actions.append(SendStreamData(stream_id, writer.unit()))
+        if self.recorder.enabled:
+            self._record(
+                "frame_created",
+                stream_id,
+                {"stream_id": stream_id, "length": len(writer.buffer), "frame": frame.qlog()},
+                raw=writer.unit(),
+                fields=writer.field_spans(),
+                rfc=(frame.section,),
+                summary=f"{self._arrow}: {frame.describe()} on stream {stream_id}",
+            )
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise H3UsageError("the connection is closed")
+
+    # == the transport's side: receiving =====================================================
+
+    def receive_stream_data(
+        self, stream_id: int, data: bytes, end_stream: bool = False
+    ) -> list[H3Event]:
+        """Bytes QUIC delivered on a stream, in order; returns what they meant."""
+        if not self.closed:
+            with self._guard():
+                if is_bidirectional(stream_id):
+                    self._receive_bidirectional(stream_id, data, end_stream)
+                else:
+                    self._receive_unidirectional(stream_id, data, end_stream)
+            self._flush_decoder_stream()
+        return self._take_events()
+
+    def receive_stream_reset(self, stream_id: int, error_code: int) -> list[H3Event]:
+        """The peer sent RESET_STREAM: it abandoned sending on ``stream_id``."""
+        if not self.closed:
+            with self._guard():
+                self._check_critical_closed(stream_id, "reset")
+                stream = self._requests.get(stream_id)
+                if stream is None and stream_id in self._incoming_uni:
+                    stream = self._incoming_uni[stream_id].request
+                if stream is not None and not stream.abandoned:
+                    stream.abandoned = True
+                    self.decoder.cancel_stream(stream_id)
+                    self._record_stream_error(
+                        stream_id, error_code, "peer reset the stream", "9114#4.1.1", "received"
+                    )
+                    self._events.append(
+                        StreamReset(
+                            stream_id=stream_id,
+                            error_code=error_code,
+                            retry_safe=error_code == ErrorCode.H3_REQUEST_REJECTED,
+                        )
+                    )
+            self._flush_decoder_stream()
+        return self._take_events()
+
+    def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
+        """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
+        if not self.closed:
+            with self._guard():
+                if stream_id in (
+                    self.control_stream_id,
+                    self.encoder.encoder_stream_id,
+                    self.decoder.decoder_stream_id,
+                ):
+                    raise H3ConnectionError(
+                        ErrorCode.H3_CLOSED_CRITICAL_STREAM,
+                        f"peer asked to stop critical stream {stream_id} (STOP_SENDING)",
+                        "9114#6.2.1",
+                    )
+                stream = self._requests.get(stream_id)
+                if stream is not None and not stream.end_sent:
+                    stream.end_sent = True
+                    self._actions.append(ResetStream(stream_id, ErrorCode.H3_REQUEST_CANCELLED))
+                    self._forget_if_done(stream)
+        return self._take_events()
+
+    def connection_closed(self, error_code: int, reason: str = "") -> list[H3Event]:
+        """The QUIC connection ended (the peer closed it, or it timed out)."""
+        if not self.closed:
+            self.closed = True
+            self.close_code = error_code
+            self._record(
+                "connection_error",
+                None,
+                {
+                    "code": error_code,
+                    "code_name": code_name(error_code),
+                    "rule": reason,
+                    "rfc": "9114#8",
+                    "direction": "received",
+                },
+                rfc=("9114#5.3",),
+                summary=f"{self._me}: peer closed the connection: {code_name(error_code)} {reason}",
+            )
+            self._events.append(
+                ConnectionTerminated(error_code=error_code, reason=reason, by_peer=True)
+            )
+        return self._take_events()
+
+    def actions_to_send(self) -> list[Action]:
+        """What the transport must do now, in order (and forget)."""
+        actions, self._actions = self._actions, []
+        return actions
+
+    def _take_events(self) -> list[H3Event]:
+        events, self._events = self._events, []
+        return events
+
+    # -- errors: the one place they are handled (RFC 9114 §8) --------------------------------
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except H3StreamError as error:
+            self._stream_error(error)
+        except H3ConnectionError as error:
+            self._connection_error(error)
+        except QpackError as error:
+            self._connection_error(H3ConnectionError.from_qpack(error))
+
+    def _connection_error(self, error: H3Error) -> None:
+        self._record(
+            "connection_error",
+            None,
+            {
+                "code": error.code,
+                "code_name": code_name(error.code),
+                "rule": error.rule,
+                "rfc": error.rfc,
+                "direction": "sent",
+            },
+            rfc=(error.rfc,),
+            summary=f"{self._me} closes the connection: {error}",
+        )
+        self.close(error.code, str(error))
+
+    def _stream_error(self, error: H3StreamError) -> None:
+        self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
+        stream = self._requests.get(error.stream_id)
+        if stream is not None:
+            self._abandon(stream, error.code)
+        else:
+            self._actions.append(StopSending(error.stream_id, error.code))
+            if is_bidirectional(error.stream_id):
+                self._actions.append(ResetStream(error.stream_id, error.code))
+        self._events.append(StreamReset(stream_id=error.stream_id, error_code=error.code))
+
+    def _record_stream_error(
+        self, stream_id: int, code: int, rule: str, rfc: str, direction: str
+    ) -> None:
+        who = self._me if direction == "sent" else "peer"
+        self._record(
+            "stream_error",
+            stream_id,
+            {
+                "stream_id": stream_id,
+                "code": code,
+                "code_name": code_name(code),
+                "rule": rule,
+                "rfc": rfc,
+                "direction": direction,
+            },
+            rfc=(rfc,),
+            summary=f"{who} resets stream {stream_id}: {code_name(code)}: {rule}",
+        )
+
+    def _abandon(self, stream: _RequestStream, error_code: int) -> None:
+        """Stop both directions of a stream after a stream error or cancellation."""
+        if stream.abandoned:
+            return
+        stream.abandoned = True
+        if stream.blocked_on is not None or not stream.end_received:
+            self.decoder.cancel_stream(stream.stream_id)
+        if not stream.end_received:
+            self._actions.append(StopSending(stream.stream_id, error_code))
+        if not stream.end_sent:
+            self._actions.append(ResetStream(stream.stream_id, error_code))
+            stream.end_sent = True
+        self._requests.pop(stream.stream_id, None)
+        self._finished_requests.add(stream.stream_id)
+
+    def _check_critical_closed(self, stream_id: int, how: str) -> None:
+        """RFC 9114 §6.2.1, RFC 9204 §4.2: closing a critical stream closes the connection."""
+        names = {
+            self.peer_control_stream_id: "control",
+            self.peer_encoder_stream_id: "QPACK encoder",
+            self.peer_decoder_stream_id: "QPACK decoder",
+        }
+        name = names.get(stream_id)
+        if name is not None:
+            raise H3ConnectionError(
+                ErrorCode.H3_CLOSED_CRITICAL_STREAM,
+                f"peer {how} its {name} stream {stream_id}",
+                "9114#6.2.1" if name == "control" else "9204#4.2",
+            )
+
+    # -- request streams (RFC 9114 §4.1, §6.1) ----------------------------------------------
+
+    def _receive_bidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
+        stream = self._requests.get(stream_id)
+        if stream is None:
+            if self.is_client or stream_id & 0x3 != CLIENT_BIDI:
+                raise H3ConnectionError(
+                    ErrorCode.H3_STREAM_CREATION_ERROR,
+                    f"bidirectional stream {stream_id} opened by the server; HTTP/3 uses only"
+                    " client-initiated ones",
+                    "9114#6.1",
+                )
+            if stream_id in self._finished_requests:
+                return  # late data on a stream already finished or reset: discarded
+            stream = self._accept_request_stream(stream_id)
+            if stream is None:
+                return
+        if stream.abandoned:
+            return
+        self._receive_frames(stream, stream.parser.feed(data), end_stream)
+
+    def _accept_request_stream(self, stream_id: int) -> _RequestStream | None:
+        stream = self._new_request_stream(stream_id)
+        self._record(
+            "stream_type_set",
+            stream_id,
+            {"stream_id": stream_id, "owner": "remote", "stream_type": "request"},
+            rfc=("9114#6.1",),
+            summary=f"client opened request stream {stream_id}",
+        )
+        if self.goaway_sent is not None and stream_id >= self.goaway_sent:
+            # RFC 9114 §5.2: requests at or past the GOAWAY identifier are rejected unprocessed.
+            self._stream_error(
+                H3StreamError(
+                    ErrorCode.H3_REQUEST_REJECTED,
+                    f"request on stream {stream_id} arrived after GOAWAY {self.goaway_sent}",
+                    "9114#5.2",
+                    stream_id=stream_id,
+                )
+            )
+            return None
+        self._largest_processed_request = max(self._largest_processed_request, stream_id)
+        return stream
+
+    def _new_request_stream(self, stream_id: int, push_id: int | None = None) -> _RequestStream:
+        stream = _RequestStream(
+            stream_id=stream_id,
+            exchange=MessageExchange(stream_id, is_push=push_id is not None),
+            parser=FrameParser(record=self.recorder.enabled),
+            push_id=push_id,
+        )
+        self._requests[stream_id] = stream
+        return stream
+
+    def _receive_frames(
+        self, stream: _RequestStream, frames: list[ParsedFrame], end_stream: bool
+    ) -> None:
+        stream.waiting.extend(frames)
+        if end_stream:
+            stream.parser.eof()
+            stream.end_received = True
+        self._process_waiting(stream)
+
+    def _process_waiting(self, stream: _RequestStream) -> None:
+        """Handle queued frames in order, stopping while QPACK holds a field section."""
+        while stream.waiting and stream.blocked_on is None and not stream.abandoned:
+            self._handle_request_frame(stream, stream.waiting.popleft())
+        if (
+            stream.end_received
+            and not stream.waiting
+            and stream.blocked_on is None
+            and not stream.abandoned
+        ):
+            if stream.exchange.state is not MessageState.COMPLETE:
+                self._transition(stream, MessageInput.END_OF_STREAM)
+                if stream.content is not None:
+                    self._check_message(stream, stream.content.finish)
+                self._events.append(StreamEnded(stream_id=stream.stream_id, push_id=stream.push_id))
+            self._forget_if_done(stream)
+
+    def _handle_request_frame(self, stream: _RequestStream, parsed: ParsedFrame) -> None:
+        self._record_parsed(stream.stream_id, parsed)
+        frame = parsed.frame
+        kind = StreamKind.PUSH if stream.push_id is not None else StreamKind.REQUEST
+        check_frame_allowed(frame.frame_type, kind, sender=self._peer)
+        if isinstance(frame, DataFrame):
+            self._transition(stream, MessageInput.DATA)
+            if stream.content is not None:
+                self._check_message(stream, lambda: stream.content.add(len(frame.data)))  # type: ignore[union-attr]
+            self._events.append(
+                DataReceived(
+                    stream_id=stream.stream_id,
+                    data=frame.data,
+                    push_id=stream.push_id,
+                    stream_ended=self._ends_with(stream),
+                )
+            )
+        elif isinstance(frame, HeadersFrame):
+            self._decode_field_section(stream, parsed, frame.field_section)
+        elif isinstance(frame, PushPromiseFrame):
+            self._transition(stream, MessageInput.PUSH_PROMISE)
+            self._check_push_id_allowed(frame.push_id, "PUSH_PROMISE", "9114#7.2.5")
+            self._decode_field_section(stream, parsed, frame.field_section)
+        # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
+
+    def _ends_with(self, stream: _RequestStream) -> bool:
+        return stream.end_received and not stream.waiting
+
+    def _decode_field_section(
+        self, stream: _RequestStream, parsed: ParsedFrame, section: bytes
+    ) -> None:
+        decoded = self.decoder.decode(stream.stream_id, section)
+        if decoded is None:
+            stream.blocked_on = parsed  # RFC 9204 §2.2.1: wait for the encoder stream
+            return
+        self._field_section_ready(stream, parsed.frame, decoded)
+
+    def _field_section_ready(
+        self, stream: _RequestStream, frame: Frame, decoded: DecodedFieldSection
+    ) -> None:
+        headers = decoded.headers
+        limit = self.local_settings.max_field_section_size
+        if limit is not None:
+            size = sum(len(name) + len(value) + 32 for name, value in headers)
+            if size > limit:
+                raise H3StreamError(
+                    ErrorCode.H3_EXCESSIVE_LOAD,
+                    f"field section of {size} bytes is larger than this endpoint's"
+                    f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit}",
+                    "9114#4.2.2",
+                    stream_id=stream.stream_id,
+                )
+        if isinstance(frame, PushPromiseFrame):
+            self._push_promise_ready(stream, frame.push_id, headers)
+            return
+        trailers = stream.exchange.state is not MessageState.EXPECTING_HEADERS
+        interim = False
+        if trailers:
+            self._check_message(stream, lambda: validate_trailers(headers))
+        elif self.is_client or stream.push_id is not None:
+            head = self._check_message(stream, lambda: validate_response(headers))
+            interim = head.informational
+            if not interim:
+                stream.content = ContentLengthTracker.for_response(
+                    head, request_method=stream.request_method or b"GET"
+                )
+        else:
+            request = self._check_message(
+                stream,
+                lambda: validate_request(
+                    headers, enable_connect_protocol=self.local_settings.enable_connect_protocol
+                ),
+            )
+            stream.request_method = request.method
+            stream.content = ContentLengthTracker.for_request(request)
+        self._transition(stream, MessageInput.INTERIM_HEADERS if interim else MessageInput.HEADERS)
+        self._events.append(
+            HeadersReceived(
+                stream_id=stream.stream_id,
+                headers=headers,
+                interim=interim,
+                trailers=trailers,
+                push_id=stream.push_id,
+                stream_ended=self._ends_with(stream),
+            )
+        )
+
+    def _check_message(self, stream: _RequestStream, check: Callable[[], Any]) -> Any:
+        """Run a message check; a malformed message is a stream error (RFC 9114 §4.1.2)."""
+        try:
+            return check()
+        except MalformedMessage as error:
+            raise error.as_stream_error(stream.stream_id) from None
+
+    def _transition(self, stream: _RequestStream, event: MessageInput) -> None:
+        old, new = stream.exchange.receive(event)
+        if old is not new:
+            self._record(
+                "stream_state_updated",
+                stream.stream_id,
+                {
+                    "stream_id": stream.stream_id,
+                    "old": old.value,
+                    "new": new.value,
+                    "trigger": event.value,
+                },
+                rfc=("9114#4.1",),
+                summary=f"stream {stream.stream_id}: {old.value} → {new.value} ({event.value})",
+            )
+
+    def _unblocked(self, sections: list[DecodedFieldSection]) -> None:
+        """QPACK inserts arrived: finish the field sections they were holding."""
+        for decoded in sections:
+            stream = self._requests.get(decoded.stream_id)
+            if stream is None:
+                uni = self._incoming_uni.get(decoded.stream_id)
+                stream = uni.request if uni is not None else None
+            if stream is None or stream.blocked_on is None:
+                continue
+            parsed, stream.blocked_on = stream.blocked_on, None
+            try:
+                self._field_section_ready(stream, parsed.frame, decoded)
+                self._process_waiting(stream)
+            except H3StreamError as error:
+                self._stream_error(error)
+
+    def _forget_if_done(self, stream: _RequestStream) -> None:
+        """A stream is finished once its message is in and this side has ended its own."""
+        if stream.exchange.state is MessageState.COMPLETE and stream.end_sent:
+            self._requests.pop(stream.stream_id, None)
+            self._finished_requests.add(stream.stream_id)
+
+    # -- server push, receiving side (RFC 9114 §4.6) ----------------------------------------
+
+    def _check_push_id_allowed(self, push_id: int, what: str, rfc: str) -> None:
+        if self.max_push_id is None or push_id > self.max_push_id:
+            raise H3ConnectionError(
+                ErrorCode.H3_ID_ERROR,
+                f"{what} uses push ID {push_id}, but this client's MAX_PUSH_ID is"
+                f" {'not sent' if self.max_push_id is None else self.max_push_id}",
+                rfc,
+            )
+
+    def _push_promise_ready(
+        self, stream: _RequestStream, push_id: int, headers: list[Header]
+    ) -> None:
+        earlier = self._promised.get(push_id)
+        if earlier is not None and earlier != headers:
+            raise H3ConnectionError(
+                ErrorCode.H3_GENERAL_PROTOCOL_ERROR,
+                f"push ID {push_id} promised again with different request fields",
+                "9114#4.6",
+            )
+        self._promised[push_id] = headers
+        try:
+            validate_push_promise_request(headers)
+        except UnpushableRequest:
+            # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH.
+            self.cancel_push(push_id)
+            return
+        except MalformedMessage as error:
+            raise error.as_stream_error(stream.stream_id) from None
+        self._events.append(
+            PushPromiseReceived(stream_id=stream.stream_id, push_id=push_id, headers=headers)
+        )
+
+    # -- unidirectional streams (RFC 9114 §6.2) ----------------------------------------------
+
+    def _receive_unidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
+        if stream_id & 0x3 == (CLIENT_UNI if self.is_client else SERVER_UNI):
+            raise H3ConnectionError(
+                ErrorCode.H3_STREAM_CREATION_ERROR,
+                f"data received on this endpoint's own unidirectional stream {stream_id}",
+                "9114#6.2",
+            )
+        stream = self._incoming_uni.get(stream_id)
+        if stream is None:
+            stream = self._incoming_uni[stream_id] = _IncomingUniStream(stream_id)
+        if stream.header is None:
+            stream.buffer += data
+            reader = SpanReader(stream.buffer, record=self.recorder.enabled)
+            try:
+                header = parse_stream_header(reader)
+            except NeedMoreData:
+                return  # RFC 9114 §6.2: a stream may even end before its type arrives
+            data = bytes(stream.buffer[reader.position :])
+            stream.buffer.clear()
+            self._stream_type_received(stream, header, reader)
+        self._uni_stream_data(stream, data, end_stream)
+
+    def _stream_type_received(
+        self, stream: _IncomingUniStream, header: StreamHeader, reader: SpanReader
+    ) -> None:
+        stream.header = header
+        self._record(
+            "stream_type_set",
+            stream.stream_id,
+            header.qlog(stream.stream_id) | {"owner": "remote"},
+            raw=reader.unit(),
+            fields=reader.field_spans(),
+            rfc=("9114#6.2",),
+            summary=f"peer opened stream {stream.stream_id}: {header.describe()}",
+        )
+        kind = header.stream_type
+        if kind == StreamType.CONTROL:
+            self._claim_critical(
+                "peer_control_stream_id", stream.stream_id, "control", "9114#6.2.1"
+            )
+        elif kind == StreamType.QPACK_ENCODER:
+            self._claim_critical(
+                "peer_encoder_stream_id", stream.stream_id, "QPACK encoder", "9204#4.2"
+            )
+            self.decoder.encoder_stream_id = stream.stream_id
+        elif kind == StreamType.QPACK_DECODER:
+            self._claim_critical(
+                "peer_decoder_stream_id", stream.stream_id, "QPACK decoder", "9204#4.2"
+            )
+            self.encoder.decoder_stream_id = stream.stream_id
+        elif kind == StreamType.PUSH:
+            self._push_stream_opened(stream, header)
+        else:
+            # RFC 9114 §6.2: unknown and reserved types are ignored; asking the peer to stop
+            # sending spares it the effort.
+            self._actions.append(StopSending(stream.stream_id, ErrorCode.H3_STREAM_CREATION_ERROR))
+
+    def _claim_critical(self, attribute: str, stream_id: int, name: str, rfc: str) -> None:
+        if getattr(self, attribute) is not None:
+            raise H3ConnectionError(
+                ErrorCode.H3_STREAM_CREATION_ERROR,
+                f"second {name} stream ({stream_id}); the first was {getattr(self, attribute)}",
+                rfc,
+            )
+        setattr(self, attribute, stream_id)
+
+    def _push_stream_opened(self, stream: _IncomingUniStream, header: StreamHeader) -> None:
+        if not self.is_client:
+            raise H3ConnectionError(
+                ErrorCode.H3_STREAM_CREATION_ERROR,
+                f"client opened push stream {stream.stream_id}; only servers push",
+                "9114#6.2.2",
+            )
+        push_id = header.push_id
+        assert push_id is not None
+        self._check_push_id_allowed(push_id, f"push stream {stream.stream_id}", "9114#4.6")
+        if push_id in self._push_streams_seen:
+            raise H3ConnectionError(
+                ErrorCode.H3_ID_ERROR,
+                f"push ID {push_id} used by a second push stream ({stream.stream_id})",
+                "9114#6.2.2",
+            )
+        self._push_streams_seen.add(push_id)
+        stream.request = _RequestStream(
+            stream_id=stream.stream_id,
+            exchange=MessageExchange(stream.stream_id, is_push=True),
+            parser=FrameParser(record=self.recorder.enabled),
+            push_id=push_id,
+            end_sent=True,
+        )
+
+    def _uni_stream_data(self, stream: _IncomingUniStream, data: bytes, end_stream: bool) -> None:
+        assert stream.header is not None
+        kind = stream.header.stream_type
+        if kind == StreamType.CONTROL:
+            self._receive_control(data)
+        elif kind == StreamType.QPACK_ENCODER:
+            if data:
+                self._unblocked(self.decoder.feed_encoder(data))
+        elif kind == StreamType.QPACK_DECODER:
+            if data:
+                self.encoder.feed_decoder(data)
+        elif kind == StreamType.PUSH:
+            assert stream.request is not None
+            if not stream.request.abandoned:
+                self._receive_frames(stream.request, stream.request.parser.feed(data), end_stream)
+            return
+        if end_stream:
+            self._check_critical_closed(stream.stream_id, "closed")
+
+    # -- the control stream (RFC 9114 §6.2.1) ------------------------------------------------
+
+    def _receive_control(self, data: bytes) -> None:
+        for parsed in self._peer_control_parser.feed(data):
+            self._record_parsed(self.peer_control_stream_id, parsed)
+            frame = parsed.frame
+            first = self._peer_control_frames == 0
+            self._peer_control_frames += 1
+            if first and not isinstance(frame, SettingsFrame):
+                raise H3ConnectionError(
+                    ErrorCode.H3_MISSING_SETTINGS,
+                    f"first frame on the control stream is {frame.describe()}, not SETTINGS",
+                    "9114#6.2.1",
+                )
+            check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=self._peer)
+            if isinstance(frame, SettingsFrame):
+                if not first:
+                    raise H3ConnectionError(
+                        ErrorCode.H3_FRAME_UNEXPECTED,
+                        "second SETTINGS frame on the control stream",
+                        "9114#7.2.4",
+                    )
+                self._settings_received(frame)
+            elif isinstance(frame, GoawayFrame):
+                self._goaway_received(frame.id)
+            elif isinstance(frame, MaxPushIdFrame):
+                self._max_push_id_received(frame.push_id)
+            elif isinstance(frame, CancelPushFrame):
+                self._cancel_push_received(frame.push_id)
+            elif isinstance(frame, PriorityUpdateFrame):
+                pass  # RFC 9218: a hint for scheduling; shown in the trace, not acted on
+
+    def _settings_received(self, frame: SettingsFrame) -> None:
+        settings = Settings.from_frame(frame)
+        self.peer_settings = settings
+        self.peer_settings_received = True
+        self._record(
+            "parameters_set",
+            None,
+            {"owner": "remote", "settings": self._settings_json(settings)},
+            rfc=("9114#7.2.4",),
+            summary=f"{self._me} applies the peer's SETTINGS: {settings.describe()}",
+        )
+        self.encoder.apply_settings(
+            settings.qpack_max_table_capacity, settings.qpack_blocked_streams
+        )
+        self._events.append(SettingsReceived(settings=dict(frame.settings)))
+
+    def _goaway_received(self, identifier: int) -> None:
+        if self.is_client and identifier % STREAM_ID_STEP != CLIENT_BIDI:
+            raise H3ConnectionError(
+                ErrorCode.H3_ID_ERROR,
+                f"GOAWAY carries {identifier}, which is not a client-initiated bidirectional"
+                " stream ID",
+                "9114#7.2.6",
+            )
+        if self.goaway_received is not None and identifier > self.goaway_received:
+            raise H3ConnectionError(
+                ErrorCode.H3_ID_ERROR,
+                f"GOAWAY {identifier} is larger than the previous GOAWAY {self.goaway_received}",
+                "9114#5.2",
+            )
+        self.goaway_received = identifier
+        self._events.append(GoawayReceived(id=identifier))
+        if self.is_client:
+            # RFC 9114 §5.2: requests at or past the identifier will not be processed; the
+            # application may retry them on another connection.
+            for stream in [s for s in self._requests.values() if s.stream_id >= identifier]:
+                self._abandon(stream, ErrorCode.H3_REQUEST_CANCELLED)
+                self._events.append(
+                    StreamReset(
+                        stream_id=stream.stream_id,
+                        error_code=ErrorCode.H3_REQUEST_REJECTED,
+                        retry_safe=True,
+                    )
+                )
+
+    def _max_push_id_received(self, push_id: int) -> None:
+        if self.max_push_id is not None and push_id < self.max_push_id:
+            raise H3ConnectionError(
+                ErrorCode.H3_ID_ERROR,
+                f"MAX_PUSH_ID {push_id} is smaller than the previous {self.max_push_id}",
+                "9114#7.2.7",
+            )
+        self.max_push_id = push_id
+
+    def _cancel_push_received(self, push_id: int) -> None:
+        if self.is_client:
+            self._check_push_id_allowed(push_id, "CANCEL_PUSH", "9114#7.2.3")
+        elif push_id not in self._promised:
+            raise H3ConnectionError(
+                ErrorCode.H3_ID_ERROR,
+                f"CANCEL_PUSH for push ID {push_id}, which no PUSH_PROMISE has used",
+                "9114#7.2.3",
+            )
+        self._cancelled_pushes.add(push_id)
+        self._events.append(PushCancelled(push_id=push_id))
+
+    # -- recording ---------------------------------------------------------------------------
+
+    @property
+    def _me(self) -> str:
+        return "client" if self.is_client else "server"
+
+    @property
+    def _peer(self) -> str:
+        return "server" if self.is_client else "client"
+
+    @property
+    def _arrow(self) -> str:
+        return "client → server" if self.is_client else "server → client"
+
+    def _record_parsed(self, stream_id: int | None, parsed: ParsedFrame) -> None:
+        if not self.recorder.enabled:
+            return
+        arrow = "server → client" if self.is_client else "client → server"
+        self._record(
+            "frame_parsed",
+            stream_id,
+            {"stream_id": stream_id, "length": len(parsed.raw), "frame": parsed.frame.qlog()},
+            raw=parsed.raw,
+            fields=parsed.spans,
+            rfc=(parsed.frame.section,),
+            summary=f"{arrow}: {parsed.frame.describe()} on stream {stream_id}",
+        )
+
+    def _record(
+        self,
+        name: str,
+        stream_id: int | None,
+        data: dict[str, Any],
+        *,
+        raw: bytes = b"",
+        fields: tuple[Any, ...] = (),
+        rfc: tuple[str, ...] = (),
+        summary: str = "",
+    ) -> None:
+        if self.recorder.enabled:
+            self.recorder.record(
+                category="http3",
+                name=name,
+                stream_id=stream_id,
+                data=data,
+                raw=raw,
+                fields=fields,
+                rfc=rfc,
+                summary=summary,
+            )
+
+    @staticmethod
+    def _settings_json(settings: Settings) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": identifier,
+                "name": setting_name(identifier),
+                "value": value,
+                "qlog": qlog_setting(identifier, value),
+            }
+            for identifier, value in settings.pairs()
+        ]
+
+    def _flush_decoder_stream(self) -> None:
+        """Send what the QPACK decoder has to say (acknowledgments, RFC 9204 §4.4)."""
+        if self.decoder.decoder_stream_id is None:
+            return
+        data = self.decoder.data_to_send()
+        if data and not self.closed:
+            self._actions.append(SendStreamData(self.decoder.decoder_stream_id, data))
+
+
+def _is_interim(headers: Sequence[Header]) -> bool:
+    for name, value in headers:
+        if name == b":status":
+            return value.startswith(b"1")
+    return False
