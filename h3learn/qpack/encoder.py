@@ -254,8 +254,15 @@ class Encoder:
         stream_id: int,
         headers: Sequence[Header],
         never_indexed: Container[bytes] = SENSITIVE_NAMES,
+        *,
+        base: int | None = None,
     ) -> tuple[bytes, bytes]:
-        """Encode one field section; returns (encoder stream bytes, encoded field section)."""
+        """Encode one field section; returns (encoder stream bytes, encoded field section).
+
+        ``never_indexed`` names the fields sent with the N bit (RFC 9204 §7.1.3); short
+        cookies always are. ``base`` fixes the Base instead of letting the encoder choose
+        it (RFC 9204 Appendix B shows such a choice).
+        """
         encoder_stream = bytearray()
         may_block = self._may_block(stream_id)
         referenced: set[int] = set()
@@ -274,7 +281,8 @@ class Encoder:
                 self._remember(name, value)
 
         required_insert_count = max(referenced) + 1 if referenced else 0
-        base = self._choose_base(plans, required_insert_count)
+        if base is None:
+            base = self._choose_base(plans, required_insert_count)
         section = self._serialize_section(stream_id, headers, plans, required_insert_count, base)
         if required_insert_count:
             pending = _UnacknowledgedSection(required_insert_count, tuple(sorted(referenced)))
@@ -393,6 +401,37 @@ class Encoder:
             if entry.absolute_index == absolute_index:
                 return freed <= headroom
         return False
+
+    # -- explicit choices, for lessons and RFC 9204 Appendix B ----------------------------
+
+    def insert(self, name: bytes, value: bytes) -> bytes:
+        """Insert (name, value) now, whatever the strategy would decide.
+
+        Returns the encoder stream bytes (preceded by Set Dynamic Table Capacity if this is
+        the first insert). Raises ValueError if the entry does not fit without evicting an
+        entry that is not evictable (RFC 9204 §2.1.1).
+        """
+        encoder_stream = bytearray()
+        if not self.max_table_capacity or self._insert(name, value, set(), encoder_stream) is None:
+            raise ValueError(
+                f"cannot insert {display(name)}: {display(value)} without evicting an entry"
+                " that is not evictable, or at all (RFC 9204 §2.1.1)"
+            )
+        return bytes(encoder_stream)
+
+    def duplicate(self, absolute_index: int) -> bytes:
+        """Send Duplicate (RFC 9204 §4.3.4) of an entry; returns the encoder stream bytes."""
+        encoder_stream = bytearray()
+        present = self.table.get(absolute_index) is not None
+        if (
+            not present
+            or self._duplicate(absolute_index, set(), encoder_stream, keep=False) is None
+        ):
+            raise ValueError(
+                f"cannot duplicate entry {absolute_index}: it is not in the table, or the copy"
+                " would evict an entry that is not evictable (RFC 9204 §2.1.1)"
+            )
+        return bytes(encoder_stream)
 
     # -- encoder instructions (RFC 9204 §4.3) ----------------------------------------------
 
