@@ -390,9 +390,15 @@ class H3Connection:
         if identifier is None:
             if self.is_client:
                 identifier = max(self._promised, default=-1) + 1
+            elif self._largest_processed_request < 0:
+                identifier = 0  # no request processed yet: RFC 9114 §5.2 allows zero
             else:
                 identifier = self._largest_processed_request + STREAM_ID_STEP
-                identifier = max(identifier, 0)
+        if not self.is_client and identifier % STREAM_ID_STEP != CLIENT_BIDI:
+            raise H3UsageError(
+                f"a server's GOAWAY carries a client-initiated bidirectional stream ID, not"
+                f" {identifier} (RFC 9114 §7.2.6)"
+            )
         if self.goaway_sent is not None and identifier > self.goaway_sent:
             raise H3UsageError("a GOAWAY identifier may never increase (RFC 9114 §5.2)")
         self.goaway_sent = identifier
