@@ -167,6 +167,11 @@ EXPLAIN_UNKNOWN_PAYLOAD = "A payload the receiver skips: the frame type has no m
 PREVIEW_LIMIT = 64
 
 
+def count_bytes(count: int) -> str:
+    """A count with its unit: "1 byte", "2 bytes"."""
+    return f"{count} byte" if count == 1 else f"{count} bytes"
+
+
 def text_preview(octets: bytes) -> str:
     """Bytes as readable text, cut after PREVIEW_LIMIT bytes."""
     more = "…" if len(octets) > PREVIEW_LIMIT else ""
@@ -263,8 +268,7 @@ class FrameReader:
         if left:
             raise H3ConnectionError(
                 ErrorCode.H3_FRAME_ERROR,
-                f"the {self.part} has {left} more {'byte' if left == 1 else 'bytes'} after its "
-                f"{last_field} field",
+                f"the {self.part} has {count_bytes(left)} left over after its {last_field} field",
                 "9114#7.1",
             )
 
@@ -881,7 +885,7 @@ def parse_frame(
     if received < length:
         raise H3ConnectionError(
             ErrorCode.H3_FRAME_ERROR,
-            f"the {fields.part} ends {received} bytes into its {length}-byte payload",
+            f"the {fields.part} ends {count_bytes(received)} into its {length}-byte payload",
             "9114#7.1",
         )
     if received > length:
@@ -912,7 +916,9 @@ class FrameParser:
 
     Checks that need only the Type and Length (an HTTP/2-only type, an impossible or excessive
     length) are made as soon as those fields are complete, before the payload is buffered.
-    After an error the parser is spent: every later call raises the same error.
+    After an error the parser is spent: every later call raises the same error. The frames
+    completed by the same ``feed`` call before the error are kept in ``frames_before_error``,
+    so that a trace can still show what arrived before the broken frame.
     """
 
     def __init__(self, limits: FrameLimits = FrameLimits(), record: bool = True) -> None:
@@ -924,6 +930,7 @@ class FrameParser:
         self._payload_start = 0
         self._payload_length = 0
         self._error: H3ConnectionError | None = None
+        self.frames_before_error: list[ParsedFrame] = []
 
     @property
     def buffered(self) -> int:
@@ -940,6 +947,7 @@ class FrameParser:
                 frames.append(parsed)
         except H3ConnectionError as error:
             self._error = error
+            self.frames_before_error = frames
             raise
         return frames
 
@@ -957,7 +965,7 @@ class FrameParser:
         else:
             received = len(self._buffer) - self._payload_start
             rule = (
-                f"the stream ended {received} bytes into the {self._payload_length}-byte "
+                f"the stream ended {count_bytes(received)} into the {self._payload_length}-byte "
                 f"payload of a {name} frame"
             )
         self._error = H3ConnectionError(ErrorCode.H3_FRAME_ERROR, rule, "9114#7.1")
