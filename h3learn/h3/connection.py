@@ -634,6 +634,10 @@ class H3Connection:
     def _receive_bidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
         stream = self._requests.get(stream_id)
         if stream is None:
+            # Checked first: a response already in flight when this client cancelled its
+            # request still arrives, and is discarded (RFC 9114 §4.1.1), not an error.
+            if stream_id in self._finished_requests:
+                return  # late data on a stream already finished or reset: discarded
             if self.is_client or stream_id & 0x3 != CLIENT_BIDI:
                 raise H3ConnectionError(
                     ErrorCode.H3_STREAM_CREATION_ERROR,
@@ -641,8 +645,6 @@ class H3Connection:
                     " client-initiated ones",
                     "9114#6.1",
                 )
-            if stream_id in self._finished_requests:
-                return  # late data on a stream already finished or reset: discarded
             stream = self._accept_request_stream(stream_id)
             if stream is None:
                 return
