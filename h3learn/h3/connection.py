@@ -409,7 +409,7 @@ class H3Connection:
         self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
     ) -> None:
         """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
-        stream = self._requests.get(stream_id)
+        stream = self._stream_for(stream_id)
         if stream is not None:
             self._abandon(stream, error_code)
 
@@ -468,9 +468,7 @@ class H3Connection:
         if not self.closed:
             with self._guard():
                 self._check_critical_closed(stream_id, "reset")
-                stream = self._requests.get(stream_id)
-                if stream is None and stream_id in self._incoming_uni:
-                    stream = self._incoming_uni[stream_id].request
+                stream = self._stream_for(stream_id)
                 if stream is not None and not stream.abandoned:
                     stream.abandoned = True
                     self.decoder.cancel_stream(stream_id)
@@ -571,7 +569,7 @@ class H3Connection:
 
     def _stream_error(self, error: H3StreamError) -> None:
         self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
-        stream = self._requests.get(error.stream_id)
+        stream = self._stream_for(error.stream_id)
         if stream is not None:
             self._abandon(stream, error.code)
         else:
@@ -598,6 +596,13 @@ class H3Connection:
             rfc=(rfc,),
             summary=f"{who} resets stream {stream_id}: {code_name(code)}: {rule}",
         )
+
+    def _stream_for(self, stream_id: int) -> _RequestStream | None:
+        """The request stream, or (on a client) the incoming push stream, with this ID."""
+        stream = self._requests.get(stream_id)
+        if stream is None and stream_id in self._incoming_uni:
+            stream = self._incoming_uni[stream_id].request
+        return stream
 
     def _abandon(self, stream: _RequestStream, error_code: int) -> None:
         """Stop both directions of a stream after a stream error or cancellation."""
@@ -824,10 +829,7 @@ class H3Connection:
     def _unblocked(self, sections: list[DecodedFieldSection]) -> None:
         """QPACK inserts arrived: finish the field sections they were holding."""
         for decoded in sections:
-            stream = self._requests.get(decoded.stream_id)
-            if stream is None:
-                uni = self._incoming_uni.get(decoded.stream_id)
-                stream = uni.request if uni is not None else None
+            stream = self._stream_for(decoded.stream_id)
             if stream is None or stream.blocked_on is None:
                 continue
             parsed, stream.blocked_on = stream.blocked_on, None
