@@ -412,6 +412,7 @@ class H3Connection:
         stream = self._stream_for(stream_id)
         if stream is not None:
             self._abandon(stream, error_code)
+            self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
 
     def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
         """Close the connection (RFC 9114 §5.3)."""
