@@ -127,6 +127,8 @@ class _RequestStream:
     #: The frame whose field section the QPACK decoder is holding (RFC 9204 §2.2.1).
     blocked_on: ParsedFrame | None = None
     end_received: bool = False
+    #: A HeadersReceived or DataReceived already said ``stream_ended``: no StreamEnded follows.
+    end_reported: bool = False
     content: ContentLengthTracker | None = None
     #: What this endpoint has sent on the stream.
     headers_sent: bool = False
@@ -714,7 +716,10 @@ class H3Connection:
                 self._transition(stream, MessageInput.END_OF_STREAM)
                 if stream.content is not None:
                     self._check_message(stream, stream.content.finish)
-                self._events.append(StreamEnded(stream_id=stream.stream_id, push_id=stream.push_id))
+                if not stream.end_reported:
+                    self._events.append(
+                        StreamEnded(stream_id=stream.stream_id, push_id=stream.push_id)
+                    )
             self._forget_if_done(stream)
 
     def _handle_request_frame(self, stream: _RequestStream, parsed: ParsedFrame) -> None:
@@ -743,7 +748,10 @@ class H3Connection:
         # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
 
     def _ends_with(self, stream: _RequestStream) -> bool:
-        return stream.end_received and not stream.waiting
+        """Is the frame being delivered the stream's last? (Noted in ``end_reported``.)"""
+        ended = stream.end_received and not stream.waiting
+        stream.end_reported = stream.end_reported or ended
+        return ended
 
     def _decode_field_section(
         self, stream: _RequestStream, parsed: ParsedFrame, section: bytes
