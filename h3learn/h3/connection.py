@@ -350,7 +350,8 @@ class H3Connection:
                 f"push ID {self._next_push_id} is not allowed: the client's MAX_PUSH_ID is"
                 f" {self.max_push_id} (RFC 9114 §4.6)"
             )
-        if self.goaway_received is not None and self._next_push_id >= self.goaway_received:
+        if self.goaway_received is not None:
+            # Whatever its push ID: after a GOAWAY no new push may be promised at all.
             raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
         validate_push_promise_request(headers)
         self._sending_stream(stream_id)
