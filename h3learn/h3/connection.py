@@ -741,6 +741,7 @@ class H3Connection:
                 )
             )
         elif isinstance(frame, HeadersFrame):
+            stream.exchange.check_headers_frame()
             self._decode_field_section(stream, parsed, frame.field_section)
         elif isinstance(frame, PushPromiseFrame):
             self._transition(stream, MessageInput.PUSH_PROMISE)

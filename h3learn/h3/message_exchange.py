@@ -87,6 +87,17 @@ class MessageExchange:
         self.is_push = is_push
         self.state = MessageState.EXPECTING_HEADERS
 
+    def check_headers_frame(self) -> None:
+        """Raise the RFC's error now if no HEADERS frame may come in the current state.
+
+        Whether a HEADERS frame is an interim response, a final one or trailers is known
+        only once its field section is decoded; but after the trailer section no HEADERS
+        frame of any kind may follow (RFC 9114 §4.1), so that is checked first, before its
+        contents can raise a different error.
+        """
+        if not any((self.state, kind) in TRANSITIONS for kind in (I.INTERIM_HEADERS, I.HEADERS)):
+            self.receive(MessageInput.HEADERS)
+
     def receive(self, event: MessageInput) -> tuple[MessageState, MessageState]:
         """Apply one input; returns (old state, new state) or raises the RFC's error."""
         old = self.state
