@@ -1069,7 +1069,11 @@ class H3Connection:
         if self.is_client:
             # RFC 9114 §5.2: requests at or past the identifier will not be processed; the
             # application may retry them on another connection.
-            for stream in [s for s in self._requests.values() if s.stream_id >= identifier]:
+            # Streams already reset were reported then; they are not reported twice.
+            rejected = [
+                s for s in self._requests.values() if s.stream_id >= identifier and not s.abandoned
+            ]
+            for stream in rejected:
                 self._abandon(stream, ErrorCode.H3_REQUEST_CANCELLED)
                 self._events.append(
                     StreamReset(
