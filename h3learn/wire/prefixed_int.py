@@ -17,6 +17,11 @@ first; the top bit of each byte says whether another byte follows:
 QPACK allows values up to 2^62 - 1 (RFC 9204 §4.1.1 says an implementation may limit them;
 h3learn accepts what a QUIC varint can carry). Two encodings are rejected as malformed:
 values above that limit, and encodings padded with redundant zero continuation bytes.
+
+Deliberate simplification of RFC 7541 §5.1: the RFC does not forbid padding (it only says
+nothing about it); rejecting it is one of the implementation limits RFC 9204 §7.4 allows,
+and it keeps every integer's encoding unique, so parsing then serialising gives back the
+same bytes. No encoder we know of pads.
 """
 
 from h3learn.wire.errors import MalformedInput, NeedMoreData
@@ -94,7 +99,9 @@ def parse_prefixed_int(
         if not byte & CONTINUATION_FLAG:
             if byte == 0 and offset - 1 > first_continuation:
                 raise MalformedInput(
-                    "prefixed integer padded with a redundant zero continuation byte", "7541#5.1"
+                    "prefixed integer padded with a redundant zero continuation byte"
+                    " (an h3learn limit)",
+                    "9204#7.4",
                 )
             return value, offset
         shift += 7

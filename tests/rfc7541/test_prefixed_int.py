@@ -166,7 +166,7 @@ def test_redundant_zero_continuation_byte_is_rejected_as_malformed(padded: str) 
     prefix_bits = 8 if padded.startswith("ff") else 5
     with pytest.raises(MalformedInput) as raised:
         parse_prefixed_int(bytes.fromhex(padded), 0, prefix_bits)
-    assert raised.value.rfc == "7541#5.1"
+    assert raised.value.rfc == "9204#7.4"
     assert "redundant zero continuation byte" in raised.value.rule
 
 
