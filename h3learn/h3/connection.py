@@ -61,6 +61,7 @@ from h3learn.h3.frames import (
     PriorityUpdateFrame,
     PushPromiseFrame,
     SettingsFrame,
+    UnknownFrame,
     check_frame_allowed,
 )
 from h3learn.h3.http_events import (
@@ -77,6 +78,7 @@ from h3learn.h3.http_events import (
 )
 from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageState
 from h3learn.h3.messages import (
+    CONNECT,
     ContentLengthTracker,
     MalformedMessage,
     UnpushableRequest,
@@ -136,6 +138,8 @@ class _RequestStream:
     #: Set after a stream error or reset: everything still arriving is ignored.
     abandoned: bool = False
     request_method: bytes | None = None
+    #: A CONNECT tunnel (RFC 9114 §4.4): from now on only DATA and unknown frame types.
+    tunnel: bool = False
 
 
 @dataclass
@@ -276,6 +280,8 @@ class H3Connection:
         """Send a header section (a response, an interim response) or, after content, trailers."""
         self._check_open()
         stream = self._sending_stream(stream_id)
+        if stream.headers_sent and stream.request_method == CONNECT:
+            raise H3UsageError(f"stream {stream_id} is a CONNECT tunnel: DATA only (RFC 9114 §4.4)")
         if stream.headers_sent:
             validate_trailers(headers)
         elif not self.is_client:
@@ -728,6 +734,13 @@ class H3Connection:
         frame = parsed.frame
         kind = StreamKind.PUSH if stream.push_id is not None else StreamKind.REQUEST
         check_frame_allowed(frame.frame_type, kind, sender=self._peer)
+        if stream.tunnel and not isinstance(frame, DataFrame | UnknownFrame):
+            raise H3ConnectionError(
+                ErrorCode.H3_FRAME_UNEXPECTED,
+                f"{frame.describe()} on stream {stream.stream_id}, a CONNECT tunnel, which"
+                " carries only DATA frames",
+                "9114#4.4",
+            )
         if isinstance(frame, DataFrame):
             self._transition(stream, MessageInput.DATA)
             if stream.content is not None:
@@ -793,6 +806,7 @@ class H3Connection:
                 stream.content = ContentLengthTracker.for_response(
                     head, request_method=stream.request_method or b"GET"
                 )
+                stream.tunnel = stream.request_method == CONNECT and 200 <= head.status < 300
         else:
             request = self._check_message(
                 stream,
@@ -802,6 +816,7 @@ class H3Connection:
             )
             stream.request_method = request.method
             stream.content = ContentLengthTracker.for_request(request)
+            stream.tunnel = request.method == CONNECT
         self._transition(stream, MessageInput.INTERIM_HEADERS if interim else MessageInput.HEADERS)
         self._events.append(
             HeadersReceived(
