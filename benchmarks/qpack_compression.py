@@ -10,7 +10,11 @@ encoded field sections; the record headers of the corpus files are not counted) 
 - pylsqpack (live): pylsqpack's encoder run now, each section acknowledged at once (see
   `pylsqpack_total` for who sends the acknowledgments).
 
-and the ratio h3learn / ls-qpack (below 1.0 means h3learn is smaller). Every h3learn output is
+and the ratio h3learn / ls-qpack (below 1.0 means h3learn is smaller). The corpus files were
+written for QPACK drafts and carry no Set Dynamic Table Capacity; h3learn and pylsqpack send
+one (3 bytes for 4096), as RFC 9204 §3.2.2 requires. h3learn also keeps cookie values under
+20 bytes out of the table (RFC 9204 §7.1.3), which ls-qpack does not: that is what fb-req
+costs more with B=0. Every h3learn output is
 decoded back (by h3learn's decoder while encoding) and checked against its input.
 
 Usage: python benchmarks/qpack_compression.py [--corpus DIR]

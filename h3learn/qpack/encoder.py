@@ -108,21 +108,22 @@ SENSITIVE_NAMES: frozenset[bytes] = frozenset({b"authorization", b"proxy-authori
 #: ``cookie`` values shorter than this are never indexed either (RFC 9204 §7.1.3).
 SHORT_COOKIE_LIMIT = 20
 
-#: The draining region: the oldest entries that the next DRAINING_SHARE of the capacity
-#: worth of inserts would evict (RFC 9204 §2.1.1.1). The encoder duplicates rather than
-#: references them, so that they can drain.
-DRAINING_SHARE = 0.4
+#: The draining region (RFC 9204 §2.1.1.1): an entry is draining when the free space plus
+#: the entries older than it add up to at most DRAINING_SHARE of the capacity, so that the
+#: next few inserts would start evicting it. The encoder copies those still in use
+#: to the front with Duplicate and refers to the copy, so that the originals can drain.
+DRAINING_SHARE = 0.25
 #: How far back "seen recently" reaches: a field is recent while fewer than RECENT_SHARE
 #: times the capacity worth of fields (counted by entry size) have been encoded since it was
-#: last seen (a first-in, first-out table holding all of them would have evicted it by then),
+#: last seen (a first-in, first-out table holding all of them would have evicted it by then).
 RECENT_SHARE = 2.0
 #: ... but at least this many bytes, so that a small table still looks a few sections back.
 MINIMUM_RECENT_WINDOW = 1024
 #: Entries larger than this share of the capacity are not inserted: one would push out
 #: too many others.
 LARGEST_ENTRY_SHARE = 0.75
-#: When a section may block, a field seen for the first time is inserted if at least this
-#: share of its name's earlier values were repeats.
+#: When a section may block, a field not seen recently is inserted anyway if at least this
+#: share of its name's earlier values were repeats of recent values.
 REPEATING_NAME_SHARE = 0.8
 
 
@@ -393,13 +394,13 @@ class Encoder:
         return statistics is not None and statistics.sightings > 0
 
     def _is_draining(self, absolute_index: int) -> bool:
-        """RFC 9204 §2.1.1.1: would the next DRAINING_SHARE of the capacity evict this entry?"""
+        """RFC 9204 §2.1.1.1: is this entry close to the eviction point (see DRAINING_SHARE)?"""
         headroom = DRAINING_SHARE * self.table.capacity
         freed = self.table.capacity - self.table.size
         for entry in self.table:
             freed += entry.size
             if entry.absolute_index == absolute_index:
-                return freed <= headroom
+                return freed - entry.size <= headroom
         return False
 
     # -- explicit choices, for lessons and RFC 9204 Appendix B ----------------------------
