@@ -693,7 +693,9 @@ class H3Connection:
     def _new_request_stream(self, stream_id: int, push_id: int | None = None) -> _RequestStream:
         stream = _RequestStream(
             stream_id=stream_id,
-            exchange=MessageExchange(stream_id, is_push=push_id is not None),
+            exchange=MessageExchange(
+                stream_id, is_push=push_id is not None, receives_request=not self.is_client
+            ),
             parser=FrameParser(record=self.recorder.enabled),
             push_id=push_id,
         )

@@ -17,7 +17,8 @@ The receiving side of every request and push stream moves through these states:
         |                                      +-------------+            +-----------+
         | end of stream                          |  ^   | DATA                  |
         v                                        |  +---+                       |
-    H3_REQUEST_INCOMPLETE (stream error)         | end of stream                | end
+    stream error: H3_REQUEST_INCOMPLETE          | end of stream                | end
+    (a request), H3_MESSAGE_ERROR (a response)   |                              |
                                                  v                              v
                                               +------------------------------------+
                                               | COMPLETE                           |
@@ -26,7 +27,10 @@ The receiving side of every request and push stream moves through these states:
 Any (state, input) pair missing from `TRANSITIONS` is an invalid sequence of frames, which
 RFC 9114 §4.1 makes a connection error of type H3_FRAME_UNEXPECTED (a DATA frame before any
 HEADERS, or anything after the trailers). Ending the stream before the header section is
-complete is the stream error H3_REQUEST_INCOMPLETE (§4.1 asks the server to abort with it).
+complete is the stream error H3_REQUEST_INCOMPLETE when the stream carries a request (§4.1
+asks the server to abort with it). §8.1 defines that code for an unfinished request only, so
+a response stream that ends before its final response is instead malformed (§4.1.2): the
+stream error H3_MESSAGE_ERROR.
 PUSH_PROMISE frames may arrive on a request stream at any point before it is complete
 (§4.1) and do not change its state; on a push stream they are forbidden (§4.6).
 """
@@ -82,9 +86,13 @@ _EXPLANATIONS: dict[tuple[MessageState, MessageInput], str] = {
 class MessageExchange:
     """The receiving side of one request or push stream, driven by `TRANSITIONS`."""
 
-    def __init__(self, stream_id: int, is_push: bool = False) -> None:
+    def __init__(
+        self, stream_id: int, is_push: bool = False, receives_request: bool = False
+    ) -> None:
         self.stream_id = stream_id
         self.is_push = is_push
+        #: True on a server's request stream; False where a response arrives.
+        self.receives_request = receives_request and not is_push
         self.state = MessageState.EXPECTING_HEADERS
 
     def check_headers_frame(self) -> None:
@@ -108,10 +116,17 @@ class MessageExchange:
                 "9114#4.1",
             )
         if old is MessageState.EXPECTING_HEADERS and event is MessageInput.END_OF_STREAM:
+            if self.receives_request:
+                raise H3StreamError(
+                    ErrorCode.H3_REQUEST_INCOMPLETE,
+                    f"stream {self.stream_id} ended before a complete header section",
+                    "9114#4.1",
+                    stream_id=self.stream_id,
+                )
             raise H3StreamError(
-                ErrorCode.H3_REQUEST_INCOMPLETE,
-                f"stream {self.stream_id} ended before a complete header section",
-                "9114#4.1",
+                ErrorCode.H3_MESSAGE_ERROR,
+                f"stream {self.stream_id} ended without a final response",
+                "9114#4.1.2",
                 stream_id=self.stream_id,
             )
         new = TRANSITIONS.get((old, event))
