@@ -419,7 +419,10 @@ class H3Connection:
     ) -> None:
         """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
         stream = self._stream_for(stream_id)
-        if stream is not None:
+        if stream is not None and not stream.abandoned:
+            self._record_stream_error(
+                stream_id, error_code, "the application cancelled the stream", "9114#4.1.1", "sent"
+            )
             self._abandon(stream, error_code)
             self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
 
@@ -427,6 +430,23 @@ class H3Connection:
         """Close the connection (RFC 9114 §5.3)."""
         if self.closed:
             return
+        rule = reason or "the application closed the connection"
+        self._record(
+            "connection_error",
+            None,
+            {
+                "code": error_code,
+                "code_name": code_name(error_code),
+                "rule": rule,
+                "rfc": "9114#5.3",
+                "direction": "sent",
+            },
+            rfc=("9114#5.3",),
+            summary=f"{self._me} closes the connection: {code_name(error_code)}: {rule}",
+        )
+        self._close(error_code, reason)
+
+    def _close(self, error_code: int, reason: str) -> None:
         self.closed = True
         self.close_code = error_code
         self._actions.append(CloseConnection(error_code, reason))
@@ -575,7 +595,7 @@ class H3Connection:
             rfc=(error.rfc,),
             summary=f"{self._me} closes the connection: {error}",
         )
-        self.close(error.code, str(error))
+        self._close(error.code, str(error))
 
     def _stream_error(self, error: H3StreamError) -> None:
         self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
