@@ -360,7 +360,10 @@ class H3Connection:
             # Whatever its push ID: after a GOAWAY no new push may be promised at all.
             raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
         validate_push_promise_request(headers)
-        self._sending_stream(stream_id)
+        if self._sending_stream(stream_id).push_id is not None:
+            raise H3UsageError(
+                f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)"
+            )
         push_id = self._next_push_id
         self._next_push_id += 1
         encoder_stream, field_section = self.encoder.encode(stream_id, list(headers))
@@ -375,6 +378,9 @@ class H3Connection:
         """Server: open the push stream that fulfils ``push_id``; then send_headers on it."""
         if push_id not in self._promised:
             raise H3UsageError(f"push ID {push_id} was never promised")
+        if push_id in self._push_streams_seen:
+            raise H3UsageError(f"push ID {push_id} already has its push stream (RFC 9114 §6.2.2)")
+        self._push_streams_seen.add(push_id)
         stream_id = self._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
         stream = self._new_request_stream(stream_id, push_id=push_id)
         # A push stream is unidirectional: nothing will come back on it.
