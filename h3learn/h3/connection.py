@@ -924,8 +924,12 @@ class H3Connection:
         try:
             validate_push_promise_request(headers)
         except UnpushableRequest:
-            # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH.
+            # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
+            # its response must not be used: a push stream already open for it is abandoned.
             self.cancel_push(push_id)
+            for uni in list(self._incoming_uni.values()):
+                if uni.request is not None and uni.request.push_id == push_id:
+                    self._refuse_push_stream(uni.request)
             return
         except MalformedMessage as error:
             raise error.as_stream_error(stream.stream_id) from None
@@ -1024,6 +1028,20 @@ class H3Connection:
             parser=FrameParser(record=self.recorder.enabled),
             push_id=push_id,
             end_sent=True,
+        )
+        if push_id in self._cancelled_pushes:
+            self._refuse_push_stream(stream.request)
+
+    def _refuse_push_stream(self, stream: _RequestStream) -> None:
+        """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
+        self._stream_error(
+            H3StreamError(
+                ErrorCode.H3_REQUEST_CANCELLED,
+                f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
+                " cancelled; its response is not used",
+                "9114#7.2.3",
+                stream_id=stream.stream_id,
+            )
         )
 
     def _uni_stream_data(self, stream: _IncomingUniStream, data: bytes, end_stream: bool) -> None:
