@@ -425,6 +425,17 @@ class H3Connection:
     ) -> None:
         """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
         stream = self._stream_for(stream_id)
+        if error_code == ErrorCode.H3_REQUEST_REJECTED:
+            # RFC 9114 §4.1.1: "rejected" promises the request was never processed. A client
+            # never says so (it answers a server's STOP_SENDING in receive_stop_sending), and
+            # a server may not once the request reached its application.
+            if self.is_client:
+                raise H3UsageError("a client does not use H3_REQUEST_REJECTED (RFC 9114 §4.1.1)")
+            if stream is not None and stream.exchange.state is not MessageState.EXPECTING_HEADERS:
+                raise H3UsageError(
+                    f"the request on stream {stream_id} was processed: H3_REQUEST_CANCELLED,"
+                    " not H3_REQUEST_REJECTED (RFC 9114 §4.1.1)"
+                )
         if stream is not None and not stream.abandoned:
             self._record_stream_error(
                 stream_id, error_code, "the application cancelled the stream", "9114#4.1.1", "sent"
