@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from h3learn import export_cli, qif_cli, walkthrough
+from h3learn import export_cli, get_cli, h3_server, qif_cli, walkthrough
 from h3learn.command_error import CommandError
 
 #: name -> (function that adds the subcommand's arguments to its parser)
@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type
     "walkthrough": walkthrough.add_parser,
     "qif": qif_cli.add_parser,
     "export": export_cli.add_parser,
+    "h3-server": h3_server.add_parser,
+    "get": get_cli.add_parser,
 }
 
 
