@@ -962,7 +962,8 @@ class H3Connection:
             stream = self._incoming_uni[stream_id] = _IncomingUniStream(stream_id)
         if stream.header is None:
             stream.buffer += data
-            reader = SpanReader(stream.buffer, record=self.recorder.enabled)
+            # A copy: the buffer is cleared below, and the event keeps the header's bytes.
+            reader = SpanReader(bytes(stream.buffer), record=self.recorder.enabled)
             try:
                 header = parse_stream_header(reader)
             except NeedMoreData:
