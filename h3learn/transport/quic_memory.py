@@ -1,0 +1,321 @@
+"""Real QUIC with TLS 1.3 between two endpoints in one process (RFC 9000, RFC 9001, RFC 9114 §3.3).
+
+`memory.py` plays QUIC's part perfectly; this transport runs the real thing. Each endpoint
+is an aioquic `QuicConnection` with its own TLS 1.3 handshake, packet protection, ACKs and
+flow control; only the network is simulated. The UDP datagrams one side produces
+(`datagrams_to_send`) are handed to the other (`receive_datagram`) after a fixed one-way
+delay, on a virtual clock, so the same scenario always runs the same way: no sockets, no
+wall clock, no loss. Timers (ACK delay, loss detection, the closing period of RFC 9000
+§10.2) fire when the virtual clock reaches them.
+
+Each side runs HTTP/3 in one of two ways:
+
+- h3learn's sans-IO `H3Connection`, carried by `H3OverQuic` (quic.py); or
+- aioquic's own `aioquic.h3.connection.H3Connection` (pass the class: it needs the
+  `QuicConnection`, which the pair makes), an independent HTTP/3 and QPACK (ls-qpack)
+  implementation to test against.
+
+The server uses a self-signed certificate for localhost (certificates.py): one held in
+memory with an Ed25519 key (see `_in_memory_certificate` for why), or the P-256 files of a
+``certificate_directory``. The client checks it against that very certificate, for the
+server name "localhost" (RFC 9114 §3.1.1).
+
+When a log is given, the pair records ``transport`` ``datagram_sent`` events (``length``
+and the first packet's header form, RFC 8999 §5.1), the adapters record stream data and
+the handshake, and for an aioquic side the pair records the stream data it receives.
+
+    clock = VirtualClock()
+    log = EventLog(clock=clock)
+    client = H3Connection(is_client=True, settings=..., recorder=log.for_endpoint("client"))
+    pair = QuicMemoryPair.create(client=client, server=aioquic_h3.H3Connection, log=log,
+                                 clock=clock)
+    pair.pump()                      # the handshake, SETTINGS, QPACK streams
+    stream_id = pair.h3learn("client").send_request(headers, end_stream=True)
+    events = pair.pump()             # {"client": [...], "server": [...]}
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aioquic.h3.connection import H3Connection as AioquicH3Connection
+from aioquic.h3.events import H3Event as AioquicH3Event
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.connection import QuicConnection
+from aioquic.quic.events import HandshakeCompleted, QuicEvent, StreamDataReceived
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
+from h3learn.events import EventLog, NullRecorder, Recorder
+from h3learn.h3.connection import H3Connection
+from h3learn.h3.http_events import H3Event
+from h3learn.transport.certificates import PrivateKey, ensure_certificate, generate_certificate
+from h3learn.transport.quic import H3_ALPN, H3OverQuic, record_handshake, record_stream_data
+
+ENDPOINTS = ("client", "server")
+
+#: Where the endpoints pretend to be. No socket is ever opened.
+ADDRESSES = {"client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 4433)}
+
+#: An endpoint: h3learn's connection, or aioquic's H3Connection class (built by the pair).
+Side = H3Connection | type[AioquicH3Connection]
+AnyH3Event = H3Event | AioquicH3Event
+
+#: RFC 8999 §5.1: the most significant bit of a QUIC packet's first byte is the header form.
+HEADER_FORM_BIT = 0x80
+
+
+@dataclass
+class VirtualClock:
+    """Seconds since the start of the exchange; calling it gives milliseconds (for EventLog)."""
+
+    seconds: float = 0.0
+
+    def __call__(self) -> float:
+        return round(self.seconds * 1000.0, 3)
+
+
+@dataclass
+class _Datagram:
+    arrival: float
+    receiver: str
+    data: bytes
+
+
+@functools.cache
+def _in_memory_certificate() -> tuple[x509.Certificate, PrivateKey]:
+    """One certificate per process, when no directory is given (none is written to disk).
+
+    Its key is Ed25519, not the P-256 of the files `ensure_certificate` writes: an ECDSA
+    signature's DER encoding is 70 to 72 bytes long at random, and one byte more or less
+    in the server's CertificateVerify (RFC 8446 §4.4.3) changes the congestion window, the
+    pacing and so the moment ACKs go out. Ed25519 signatures are always 64 bytes, so the
+    same scenario gives the same datagrams, sizes and times, run after run.
+    """
+    return generate_certificate(key=ed25519.Ed25519PrivateKey.generate())
+
+
+def _configurations(
+    certificate_directory: Path | None,
+) -> tuple[QuicConfiguration, QuicConfiguration]:
+    client = QuicConfiguration(alpn_protocols=[H3_ALPN], is_client=True, server_name="localhost")
+    client.verify_mode = ssl.CERT_REQUIRED
+    server = QuicConfiguration(alpn_protocols=[H3_ALPN], is_client=False)
+    if certificate_directory is None:
+        certificate, key = _in_memory_certificate()
+        server.certificate = certificate
+        server.private_key = key
+        client.load_verify_locations(cadata=certificate.public_bytes(serialization.Encoding.PEM))
+    else:
+        cert_path, key_path = ensure_certificate(certificate_directory)
+        server.load_cert_chain(cert_path, key_path)
+        client.load_verify_locations(cafile=str(cert_path))
+    return client, server
+
+
+@dataclass
+class QuicMemoryPair:
+    """A client and a server talking QUIC to each other through memory."""
+
+    quic: dict[str, QuicConnection]
+    #: Each side's HTTP/3: an `H3OverQuic` adapter, or aioquic's H3Connection.
+    sides: dict[str, H3OverQuic | AioquicH3Connection]
+    clock: VirtualClock
+    log: EventLog | None
+    one_way_delay: float
+    #: HTTP/3 events each side's application received, in order.
+    received: dict[str, list[AnyH3Event]] = field(
+        default_factory=lambda: {name: [] for name in ENDPOINTS}
+    )
+    #: Every QUIC event each side's QuicConnection produced, in order.
+    quic_events: dict[str, list[QuicEvent]] = field(
+        default_factory=lambda: {name: [] for name in ENDPOINTS}
+    )
+    _in_flight: deque[_Datagram] = field(default_factory=deque)
+    #: Sides that know where to send: the client from `connect`, the server once the
+    #: client's first datagram has told it the client's address.
+    _has_peer_address: set[str] = field(default_factory=lambda: {"client"})
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        client: Side,
+        server: Side,
+        log: EventLog | None = None,
+        clock: VirtualClock | None = None,
+        certificate_directory: Path | None = None,
+        one_way_delay: float = 0.005,
+    ) -> QuicMemoryPair:
+        """Two QUIC endpoints, the client's first flight already queued; then call `pump`.
+
+        ``log`` receives the transport events (give it the log the h3learn connections
+        record into, so everything shares one order). ``certificate_directory`` makes the
+        server use (and keep) ``cert.pem`` / ``key.pem`` there instead of a certificate
+        held in memory.
+        """
+        clock = clock if clock is not None else VirtualClock()
+        client_configuration, server_configuration = _configurations(certificate_directory)
+        client_quic = QuicConnection(configuration=client_configuration)
+        server_quic = QuicConnection(
+            configuration=server_configuration,
+            original_destination_connection_id=client_quic.original_destination_connection_id,
+        )
+        client_quic.connect(ADDRESSES["server"], now=clock.seconds)
+        quic = {"client": client_quic, "server": server_quic}
+        sides: dict[str, H3OverQuic | AioquicH3Connection] = {}
+        for name, side in (("client", client), ("server", server)):
+            if isinstance(side, H3Connection):
+                if side.is_client != (name == "client"):
+                    raise ValueError(
+                        f"the {name} side's H3Connection has is_client={side.is_client}"
+                    )
+                sides[name] = H3OverQuic(quic[name], side, _recorder(log, name))
+            else:
+                sides[name] = side(quic[name])
+        return cls(quic=quic, sides=sides, clock=clock, log=log, one_way_delay=one_way_delay)
+
+    # -- the sides ---------------------------------------------------------------------------
+
+    def h3learn(self, name: str) -> H3Connection:
+        """The h3learn H3Connection of side ``name`` (TypeError if that side is aioquic's)."""
+        side = self.sides[name]
+        if not isinstance(side, H3OverQuic):
+            raise TypeError(f"the {name} side runs aioquic's H3Connection")
+        return side.h3
+
+    def aioquic(self, name: str) -> AioquicH3Connection:
+        """aioquic's H3Connection of side ``name`` (TypeError if that side is h3learn's)."""
+        side = self.sides[name]
+        if isinstance(side, H3OverQuic):
+            raise TypeError(f"the {name} side runs h3learn's H3Connection")
+        return side
+
+    @property
+    def now(self) -> float:
+        return self.clock.seconds
+
+    # -- running -----------------------------------------------------------------------------
+
+    def pump(
+        self, quiet_after: float = 1.0, max_steps: int = 10_000
+    ) -> dict[str, list[AnyH3Event]]:
+        """Run until nothing is in flight and no timer is due within ``quiet_after`` seconds.
+
+        Timers further away (the idle timeout of RFC 9000 §10.1) are left alone. Returns
+        the HTTP/3 events each side received meanwhile.
+        """
+        return self._run(lambda: self.now + quiet_after, deliver_all=True, max_steps=max_steps)
+
+    def advance(self, seconds: float, max_steps: int = 10_000) -> dict[str, list[AnyH3Event]]:
+        """Let ``seconds`` of virtual time pass, firing every timer and delivery due in it."""
+        until = self.now + seconds
+        delivered = self._run(lambda: until, deliver_all=False, max_steps=max_steps)
+        self.clock.seconds = max(self.clock.seconds, until)
+        return delivered
+
+    def _run(
+        self, horizon: Callable[[], float], deliver_all: bool, max_steps: int
+    ) -> dict[str, list[AnyH3Event]]:
+        delivered: dict[str, list[AnyH3Event]] = {name: [] for name in ENDPOINTS}
+        for _ in range(max_steps):
+            self._process_events(delivered)
+            self._collect_datagrams()
+            limit = horizon()
+            next_time = self._next_timer()
+            if next_time is not None and next_time > limit:
+                next_time = None
+            if self._in_flight and (deliver_all or self._in_flight[0].arrival <= limit):
+                arrival = self._in_flight[0].arrival
+                next_time = arrival if next_time is None else min(next_time, arrival)
+            if next_time is None:
+                return delivered
+            self.clock.seconds = max(self.clock.seconds, next_time)
+            self._deliver_due()
+            self._fire_timers()
+        raise RuntimeError(f"the endpoints were still busy after {max_steps} steps")
+
+    def _collect_datagrams(self) -> None:
+        for name in ENDPOINTS:
+            if name not in self._has_peer_address:
+                continue
+            receiver = "server" if name == "client" else "client"
+            for data, _address in self.quic[name].datagrams_to_send(now=self.now):
+                self._record_datagram(name, data)
+                self._in_flight.append(_Datagram(self.now + self.one_way_delay, receiver, data))
+
+    def _next_timer(self) -> float | None:
+        timers = [t for t in (self.quic[name].get_timer() for name in ENDPOINTS) if t is not None]
+        return min(timers, default=None)
+
+    def _deliver_due(self) -> None:
+        while self._in_flight and self._in_flight[0].arrival <= self.now:
+            datagram = self._in_flight.popleft()
+            sender = "server" if datagram.receiver == "client" else "client"
+            self.quic[datagram.receiver].receive_datagram(
+                datagram.data, ADDRESSES[sender], now=self.now
+            )
+            self._has_peer_address.add(datagram.receiver)
+
+    def _fire_timers(self) -> None:
+        for name in ENDPOINTS:
+            timer = self.quic[name].get_timer()
+            if timer is not None and timer <= self.now:
+                self.quic[name].handle_timer(now=self.now)
+
+    def _process_events(self, delivered: dict[str, list[AnyH3Event]]) -> None:
+        """Hand each side's QUIC events to its HTTP/3, and its answers back to QUIC."""
+        for name in ENDPOINTS:
+            quic = self.quic[name]
+            side = self.sides[name]
+            event = quic.next_event()
+            while event is not None:
+                self.quic_events[name].append(event)
+                events: list[AnyH3Event] = []
+                if isinstance(side, H3OverQuic):
+                    events.extend(side.quic_event_received(event))
+                else:
+                    self._record_aioquic_event(name, event)
+                    events.extend(side.handle_event(event))
+                delivered[name].extend(events)
+                self.received[name].extend(events)
+                event = quic.next_event()
+            if isinstance(side, H3OverQuic):
+                side.transmit_actions()
+
+    # -- recording ---------------------------------------------------------------------------
+
+    def _record_datagram(self, name: str, data: bytes) -> None:
+        recorder = _recorder(self.log, name)
+        if not recorder.enabled:
+            return
+        header_form = "long" if data[0] & HEADER_FORM_BIT else "short"
+        peer = "server" if name == "client" else "client"
+        recorder.record(
+            category="transport",
+            name="datagram_sent",
+            stream_id=None,
+            data={"length": len(data), "first_packet_header": header_form},
+            rfc=("9000#12.2", "8999#5.1"),
+            summary=f"{name} → {peer}: UDP datagram of {len(data)} bytes ({header_form} header)",
+        )
+
+    def _record_aioquic_event(self, name: str, event: QuicEvent) -> None:
+        """Record what an aioquic side's QUIC delivered (its own HTTP/3 records nothing here)."""
+        recorder = _recorder(self.log, name)
+        if isinstance(event, StreamDataReceived):
+            record_stream_data(
+                recorder, name, "received", event.stream_id, len(event.data), event.end_stream
+            )
+        elif isinstance(event, HandshakeCompleted):
+            record_handshake(recorder, name, self.quic[name], event)
+
+
+def _recorder(log: EventLog | None, name: str) -> Recorder:
+    return NullRecorder() if log is None else log.for_endpoint(name)

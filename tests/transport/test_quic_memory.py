@@ -1,0 +1,95 @@
+"""The QUIC adapter and the in-memory QUIC pair: what they translate (RFC 9114 §3.3, §5.3).
+
+H3OverQuic makes no protocol decisions; these tests check that it hands every kind of QUIC
+event to the HTTP/3 connection (connection closes by the peer, by QUIC itself) and that
+recording stays off when no log is given.
+"""
+
+from __future__ import annotations
+
+import pytest
+from aioquic.h3.connection import H3Connection as AioquicH3Connection
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.connection import QuicConnection
+
+from h3learn.events import EventLog
+from h3learn.h3 import http_events
+from h3learn.h3.connection import H3Connection
+from h3learn.h3.errors import ErrorCode
+from h3learn.h3.settings import Settings
+from h3learn.transport.quic import H3OverQuic
+from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+
+GET = [
+    (b":method", b"GET"),
+    (b":scheme", b"https"),
+    (b":authority", b"localhost"),
+    (b":path", b"/"),
+]
+
+
+def test_adapter_refuses_a_server_h3_on_a_client_quic_connection() -> None:
+    quic = QuicConnection(configuration=QuicConfiguration(is_client=True))
+    with pytest.raises(ValueError, match="roles"):
+        H3OverQuic(quic, H3Connection(is_client=False))
+
+
+def test_pair_refuses_a_server_h3_on_the_client_side() -> None:
+    with pytest.raises(ValueError, match="is_client"):
+        QuicMemoryPair.create(client=H3Connection(is_client=False), server=AioquicH3Connection)
+
+
+def test_nothing_is_recorded_without_a_log() -> None:
+    """Recording off (NullRecorder everywhere): the exchange still works."""
+    pair = QuicMemoryPair.create(client=H3Connection(is_client=True), server=AioquicH3Connection)
+    pair.pump()
+    stream_id = pair.h3learn("client").send_request(GET, end_stream=True)
+    pair.pump()
+    server = pair.aioquic("server")
+    server.send_headers(stream_id, [(b":status", b"204")], end_stream=True)
+    pair.pump()
+    assert pair.log is None
+    (response,) = [e for e in pair.received["client"] if isinstance(e, http_events.HeadersReceived)]
+    assert response.headers == [(b":status", b"204")] and response.stream_ended
+
+
+def test_peer_application_close_reaches_h3learn_with_its_code() -> None:
+    """RFC 9114 §5.3: CONNECTION_CLOSE of type 0x1d carries an HTTP/3 error code."""
+    clock = VirtualClock()
+    log = EventLog(clock=clock)
+    client = H3Connection(is_client=True, settings=Settings(), recorder=log.for_endpoint("client"))
+    pair = QuicMemoryPair.create(client=client, server=AioquicH3Connection, log=log, clock=clock)
+    pair.pump()
+    pair.quic["server"].close(error_code=ErrorCode.H3_INTERNAL_ERROR, reason_phrase="bye")
+    received = pair.pump()["client"]
+    assert received == [
+        http_events.ConnectionTerminated(
+            error_code=ErrorCode.H3_INTERNAL_ERROR, reason="bye", by_peer=True
+        )
+    ]
+    (error,) = [e for e in log.events if e.name == "connection_error"]
+    assert error.endpoint == "client" and error.data["direction"] == "received"
+    assert client.closed
+
+
+def test_idle_timeout_closes_both_h3learn_endpoints_as_a_quic_transport_error() -> None:
+    """RFC 9000 §10.1: after the idle timeout QUIC drops the connection silently."""
+    clock = VirtualClock()
+    log = EventLog(clock=clock)
+    pair = QuicMemoryPair.create(
+        client=H3Connection(is_client=True, recorder=log.for_endpoint("client")),
+        server=H3Connection(is_client=False, recorder=log.for_endpoint("server")),
+        log=log,
+        clock=clock,
+    )
+    pair.pump()
+    assert pair.advance(1.0) == {"client": [], "server": []}
+    received = pair.advance(120.0)
+    for name in ("client", "server"):
+        (closed,) = received[name]
+        assert isinstance(closed, http_events.ConnectionTerminated)
+        assert closed.by_peer
+        assert closed.reason.startswith("QUIC transport error")
+        assert pair.h3learn(name).closed
+    assert 60.0 <= pair.now <= 122.0
+    assert pair.pump() == {"client": [], "server": []}
