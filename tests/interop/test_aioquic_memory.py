@@ -13,6 +13,7 @@ and table changes made it happen (docs/events.md).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -550,6 +551,57 @@ class TestAioquicClientH3learnServer:
         requests = of_type(pair.received["server"], http_events.HeadersReceived)
         assert [r.stream_id for r in requests] == [first]
         assert not any(isinstance(e, ConnectionTerminated) for e in pair.quic_events["client"])
+
+
+# == both directions: a full table ===========================================================
+
+#: 150 distinct fields of 58 to 60 bytes each: about 9 KB, twice a 4096-byte table.
+FIELD_POOL = [(b"x-h%d" % k, b"value-%d-abcdefghij" % k) for k in range(150)]
+
+
+@pytest.mark.parametrize("h3learn_side", ["client", "server"])
+def test_dynamic_table_fills_evicts_and_duplicates_both_ways(h3learn_side: str) -> None:
+    """RFC 9204 §2.1.1, §3.2.2, §4.3.4: with eviction and Duplicate, every field still arrives."""
+    rng = random.Random(9204)
+    pair = (
+        make_pair("h3learn", "aioquic")
+        if h3learn_side == "client"
+        else make_pair("aioquic", "h3learn")
+    )
+    for n in range(150):
+        fields = [rng.choice(FIELD_POOL) for _ in range(rng.randrange(1, 10))]
+        sent_request = request(b"GET", f"/{n}".encode(), *fields)
+        sent_response = [(b":status", b"200"), *reversed(fields)]
+        if h3learn_side == "client":
+            stream_id = pair.h3learn("client").send_request(sent_request, end_stream=True)
+            got = of_type(pair.pump()["server"], aioquic_events.HeadersReceived)
+            assert [g.headers for g in got] == [sent_request]
+            pair.aioquic("server").send_headers(stream_id, sent_response, end_stream=True)
+            answers = of_type(pair.pump()["client"], http_events.HeadersReceived)
+            assert [a.headers for a in answers] == [sent_response]
+        else:
+            stream_id = pair.quic["client"].get_next_available_stream_id()
+            pair.aioquic("client").send_headers(stream_id, sent_request, end_stream=True)
+            requests = of_type(pair.pump()["server"], http_events.HeadersReceived)
+            assert [r.headers for r in requests] == [sent_request]
+            pair.h3learn("server").send_headers(stream_id, sent_response, end_stream=True)
+            got = of_type(pair.pump()["client"], aioquic_events.HeadersReceived)
+            assert [g.headers for g in got] == [sent_response]
+
+    def count(name: str, key: str, value: str) -> int:
+        return len(find(pair, h3learn_side, "qpack", name, lambda e: e.data.get(key) == value))
+
+    # Both tables filled up and evicted their oldest entries ...
+    evicted_owners = {
+        event.data["owner"]
+        for event in find(pair, h3learn_side, "qpack", "dynamic_table_updated")
+        if event.data["update_type"] == "evicted"
+    }
+    assert evicted_owners == {"local", "remote"}
+    # ... and both encoders re-inserted draining entries with Duplicate (RFC 9204 §4.3.4).
+    assert count("instruction_created", "instruction_type", "duplicate") > 0
+    assert count("instruction_parsed", "instruction_type", "duplicate") > 0
+    assert_no_errors(pair)
 
 
 # == (c) h3learn on both sides ==============================================================
