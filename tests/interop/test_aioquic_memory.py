@@ -30,6 +30,8 @@ from h3learn.h3 import http_events
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode
 from h3learn.h3.settings import Settings
+from h3learn.trace.qlog import to_qlog_03
+from h3learn.trace.store import read_trace, write_trace
 from h3learn.transport.certificates import read_certificate
 from h3learn.transport.quic_memory import AnyH3Event, QuicMemoryPair, Side, VirtualClock
 
@@ -680,6 +682,17 @@ class TestH3learnBothSides:
             assert one and one == two, category
         assert [e.time for e in trace(first)] == [e.time for e in trace(second)]
         assert first.received == second.received
+
+    def test_quic_trace_is_stored_and_exported_like_any_other(self, tmp_path: Path) -> None:
+        """docs/events.md: transport stream data becomes qlog 0.3 ``transport:data_moved``."""
+        pair = h3learn_scenario()
+        path = tmp_path / "quic.json"
+        write_trace(path, "h3learn over QUIC in memory", trace(pair))
+        stored = read_trace(path)
+        assert [e.to_json() for e in stored.events] == [e.to_json() for e in trace(pair)]
+        exported = to_qlog_03(stored)
+        names = {event["name"] for one in exported["traces"] for event in one["events"]}
+        assert {"transport:data_moved", "http:frame_parsed", "qpack:headers_decoded"} <= names
 
 
 # == the certificate on disk ==================================================================
