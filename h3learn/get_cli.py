@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from h3learn.command_error import CommandError
-from h3learn.transport.udp import FetchError, Response, fetch
+from h3learn.transport.udp import FetchError, Response, fetch, quiet_aioquic_log
 
 #: Content shown as text is cut after this many bytes.
 MAX_SHOWN_BODY = 64 * 1024
@@ -69,6 +69,7 @@ def request_content(data: str | None) -> bytes | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    quiet_aioquic_log()
     data = request_content(args.data)
     method = args.method or ("POST" if data is not None else "GET")
     if not method.isascii() or not method.isalpha() or not method.isupper():

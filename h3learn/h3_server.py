@@ -51,7 +51,13 @@ from h3learn.h3.http_events import (
 )
 from h3learn.h3.settings import Settings
 from h3learn.transport.certificates import ensure_certificate, spki_pin
-from h3learn.transport.udp import DEFAULT_MAX_CONNECTIONS, DEFAULT_SETTINGS, H3Server, serve
+from h3learn.transport.udp import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_SETTINGS,
+    H3Server,
+    quiet_aioquic_log,
+    serve,
+)
 
 Header = tuple[bytes, bytes]
 
@@ -345,6 +351,7 @@ def server_configuration(args: argparse.Namespace) -> tuple[QuicConfiguration, P
 
 
 def run(args: argparse.Namespace) -> int:
+    quiet_aioquic_log()
     configuration, cert_path = server_configuration(args)
     settings = Settings(
         qpack_max_table_capacity=args.qpack_max_table_capacity,
@@ -404,10 +411,12 @@ async def _serve_until_signal(
         loop.add_signal_handler(signal_number, stop.set)
     try:
         await stop.wait()
+        _say("h3learn h3-server: stopping")
     finally:
+        # The handlers stay while closing, so a second signal cannot cut the traces short;
+        # the close itself is bounded (H3Server.close).
+        await server.close()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signal_number)
-        _say("h3learn h3-server: stopping")
-        await server.close()
     _say(f"h3learn h3-server: stopped; {len(server.traces)} trace(s) written")
     return 0

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import secrets
 import socket
@@ -172,6 +173,11 @@ class ConnectionRecording:
             return None
 
 
+def quiet_aioquic_log() -> None:
+    """Keep aioquic's own log lines off the terminal: the commands report failures themselves."""
+    logging.getLogger("quic").addHandler(logging.NullHandler())
+
+
 def format_address(address: Sequence[Any]) -> str:
     """``127.0.0.1:4433`` or ``[::1]:4433``."""
     host, port = str(address[0]), int(address[1])
@@ -179,10 +185,16 @@ def format_address(address: Sequence[Any]) -> str:
 
 
 def trace_file_name(peer: Sequence[Any], connection_id: bytes, when: datetime) -> str:
-    """``20250102T030405.678Z-127.0.0.1_51234-0a1b2c3d4e5f6a7b.json``: safe on every system."""
+    """``20250102T030405.678Z-127.0.0.1_51234-0a1b2c3d4e5f6a7b.json``: safe on every system.
+
+    An IPv6 peer is written with dashes for colons (``ip6---1_51234`` for ``[::1]:51234``).
+    """
     stamp = when.strftime("%Y%m%dT%H%M%S.") + f"{when.microsecond // 1000:03d}Z"
-    peer_text = re.sub(r"[^0-9A-Za-z.]+", "_", format_address(peer)).strip("_")
-    return f"{stamp}-{peer_text}-{connection_id.hex()[:16]}.json"
+    host = str(peer[0])
+    if ":" in host:
+        host = "ip6-" + host.replace(":", "-")  # ::1 -> ip6---1
+    host = re.sub(r"[^0-9A-Za-z.-]", "_", host)
+    return f"{stamp}-{host}_{int(peer[1])}-{connection_id.hex()[:16]}.json"
 
 
 # -- the server ------------------------------------------------------------------------------
@@ -204,6 +216,8 @@ class H3ServerProtocol(QuicConnectionProtocol):
         self.recording: ConnectionRecording | None = None
         self.bridge: H3OverQuic | None = None
         self.application: ServerApplication | None = None
+        #: How QUIC reported the end of the connection.
+        self.termination: ConnectionTerminated | None = None
         self.finished = False
 
     def datagram_received(self, data: bytes | str, addr: NetworkAddress) -> None:
@@ -265,6 +279,7 @@ class H3ServerProtocol(QuicConnectionProtocol):
             )
             self._quic.close(error_code=ErrorCode.H3_INTERNAL_ERROR, reason_phrase="internal error")
         if isinstance(event, ConnectionTerminated):
+            self.termination = event
             self._end()
 
     def shut_down(self) -> None:
@@ -279,6 +294,11 @@ class H3ServerProtocol(QuicConnectionProtocol):
             # The control stream may not be open yet, or a GOAWAY was already sent.
             with contextlib.suppress(H3UsageError):
                 h3.send_goaway()
+            # Onto the wire first: once a close is pending, aioquic sends nothing else.
+            self.bridge.transmit_actions()
+            self.transmit()
+            # Deliberate simplification of RFC 9114 §5.2: requests in flight are not
+            # waited for; the close follows the GOAWAY at once.
             h3.close(ErrorCode.H3_NO_ERROR, "server shutting down")
         self.bridge.transmit_actions()
         self.transmit()
@@ -362,9 +382,9 @@ class H3Server:
 
     def connection_ended(self, protocol: H3ServerProtocol, trace: Path | None) -> None:
         self.connections.discard(protocol)
-        h3 = protocol.bridge.h3 if protocol.bridge is not None else None
-        how = "" if h3 is None or h3.close_code is None else f" ({code_name(h3.close_code)})"
-        line = f"connection from {protocol.describe_peer()} ended{how}"
+        line = f"connection from {protocol.describe_peer()} ended"
+        if protocol.termination is not None:
+            line += f" ({describe_close(protocol.termination)})"
         if trace is not None:
             self.traces.append(trace)
             line += f"; trace {trace}"
@@ -635,6 +655,14 @@ def _status_of(headers: Sequence[Header]) -> int:
     return 0
 
 
+def describe_close(event: ConnectionTerminated) -> str:
+    """How a connection was closed: an HTTP/3 code, or QUIC's own (RFC 9000 §19.19)."""
+    if event.frame_type is None:
+        reason = f": {event.reason_phrase}" if event.reason_phrase else ""
+        return f"{code_name(event.error_code)}{reason}"
+    return close_reason(event)
+
+
 def connection_failure(event: ConnectionTerminated) -> FetchError:
     """A one-line explanation of why QUIC closed the connection."""
     code = event.error_code
@@ -644,8 +672,7 @@ def connection_failure(event: ConnectionTerminated) -> FetchError:
             f"TLS handshake failed (alert {alert}, RFC 9001 §4.8): {event.reason_phrase}"
         )
     if event.frame_type is None:
-        reason = f": {event.reason_phrase}" if event.reason_phrase else ""
-        return FetchError(f"the server closed the connection with {code_name(code)}{reason}")
+        return FetchError(f"the server closed the connection with {describe_close(event)}")
     return FetchError(f"the connection closed: {close_reason(event)}")
 
 
