@@ -96,7 +96,8 @@ class H3OverQuic:
         if isinstance(event, StopSendingReceived):
             return self.h3.receive_stop_sending(event.stream_id, event.error_code)
         if isinstance(event, ConnectionTerminated):
-            return self.h3.connection_closed(event.error_code, close_reason(event))
+            # int(): for closes it makes itself, aioquic gives its own QuicErrorCode enum.
+            return self.h3.connection_closed(int(event.error_code), close_reason(event))
         if isinstance(event, HandshakeCompleted):
             record_handshake(self.recorder, self.endpoint, self.quic, event)
         # Connection IDs, pings, datagrams and ALPN alone mean nothing to HTTP/3 here.
@@ -131,13 +132,18 @@ class H3OverQuic:
 def close_reason(event: ConnectionTerminated) -> str:
     """The reason phrase, saying so when QUIC itself (not HTTP/3) closed the connection.
 
-    aioquic reports a transport close (CONNECTION_CLOSE type 0x1c, or an idle timeout)
-    with the frame type that caused it, and an application close (type 0x1d, which
-    carries HTTP/3 error codes) with none (RFC 9000 §19.19).
+    aioquic reports a transport close (CONNECTION_CLOSE type 0x1c, whose code is a QUIC
+    transport error code, RFC 9000 §20.1) with the frame type that caused it, and an
+    application close (type 0x1d, which carries HTTP/3 error codes) with none
+    (RFC 9000 §19.19). It reports an idle timeout (RFC 9000 §10.1, when nothing is sent
+    at all) as a transport close with code 0x1 and the reason "Idle timeout".
     """
     if event.frame_type is None:
         return event.reason_phrase
-    return f"QUIC transport error {event.error_code:#x} (RFC 9000 §20.1): {event.reason_phrase}"
+    return (
+        f"closed by QUIC, not HTTP/3 (transport error code {event.error_code:#x},"
+        f" RFC 9000 §20.1): {event.reason_phrase}"
+    )
 
 
 # -- recording (docs/events.md, category "transport") ------------------------------------
