@@ -1,0 +1,262 @@
+"""RFC 9114 §5.2, §7.2.6: graceful shutdown with GOAWAY.
+
+A server's GOAWAY carries the first client-initiated bidirectional stream ID it will not
+process; a client's carries a push ID. Requests at or past the identifier are rejected
+(H3_REQUEST_REJECTED) and the client may retry them elsewhere; no new requests or pushes
+follow a GOAWAY; identifiers never grow (H3_ID_ERROR); a server's identifier that is not a
+client bidirectional stream ID is H3_ID_ERROR too.
+"""
+
+from __future__ import annotations
+
+import pytest
+from h3_connection_helpers import (
+    REQUEST,
+    RESPONSE,
+    Lone,
+    assert_connection_error,
+    assert_frame_traced,
+    assert_no_error,
+    assert_stream_error,
+    assert_trace_labelled,
+    frame_bytes,
+    pair,
+)
+
+from h3learn.h3.actions import CloseConnection, StopSending
+from h3learn.h3.connection import MAX_CLIENT_BIDI_STREAM_ID, MAX_PUSH_ID_VALUE, H3UsageError
+from h3learn.h3.errors import ErrorCode
+from h3learn.h3.frames import DataFrame, GoawayFrame, MaxPushIdFrame
+from h3learn.h3.http_events import (
+    ConnectionTerminated,
+    GoawayReceived,
+    HeadersReceived,
+    StreamReset,
+)
+
+REJECTED = StreamReset(stream_id=4, error_code=ErrorCode.H3_REQUEST_REJECTED, retry_safe=True)
+
+
+# -- a graceful shutdown over MemoryPair ------------------------------------------------
+
+
+def test_a_server_shuts_down_gracefully_and_in_flight_requests_complete() -> None:
+    memory = pair()
+    first = memory.client.send_request(REQUEST, end_stream=True)
+    second = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    assert memory.server.send_goaway() == 8, "the stream after the last one processed"
+    memory.server.send_headers(first, RESPONSE, end_stream=True)
+    memory.server.send_headers(second, RESPONSE, end_stream=True)
+    events = memory.pump()
+    assert events[0] == GoawayReceived(id=8)
+    assert HeadersReceived(stream_id=4, headers=RESPONSE, stream_ended=False) in events
+    with pytest.raises(H3UsageError, match="GOAWAY"):
+        memory.client.send_request(REQUEST)
+    memory.server.close(ErrorCode.H3_NO_ERROR)
+    memory.pump()
+    assert memory.received["client"][-1] == ConnectionTerminated(
+        error_code=ErrorCode.H3_NO_ERROR, reason="", by_peer=True
+    )
+    closes = [
+        (e.endpoint, e.data["code_name"], e.data["direction"])
+        for e in memory.log.events
+        if e.name == "connection_error"
+    ]
+    assert closes == [("server", "H3_NO_ERROR", "sent"), ("client", "H3_NO_ERROR", "received")]
+    assert_trace_labelled(memory.log)
+
+
+def test_a_server_goaway_before_any_request_carries_stream_id_zero() -> None:
+    """RFC 9114 §5.2: the identifier may be zero if no request was processed."""
+    memory = pair()
+    assert memory.server.send_goaway() == 0
+    assert memory.pump() == [GoawayReceived(id=0)]
+    assert not memory.client.closed
+
+
+def test_a_client_shuts_down_gracefully_with_a_push_id() -> None:
+    memory = pair()
+    memory.client.send_max_push_id(8)
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    memory.server.send_push_promise(stream_id, REQUEST)
+    memory.pump()
+    assert memory.client.send_goaway() == 1, "the push ID after the last one promised"
+    assert memory.pump() == [GoawayReceived(id=1)]
+
+
+def test_a_request_sent_while_the_goaway_was_in_flight_is_rejected_and_safe_to_retry() -> None:
+    memory = pair()
+    memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    memory.server.send_goaway()  # 4: stream 0 was processed
+    late = memory.client.send_request(REQUEST, end_stream=True)  # crosses the GOAWAY
+    memory.pump()
+    assert late == 4
+    assert [e for e in memory.received["client"] if isinstance(e, StreamReset)] == [REJECTED]
+    assert not any(
+        isinstance(e, HeadersReceived) and e.stream_id == 4 for e in memory.received["server"]
+    )
+    rejected = [e for e in memory.log.events if e.name == "stream_error" and e.endpoint == "server"]
+    assert [(e.data["code_name"], e.data["rfc"]) for e in rejected] == [
+        ("H3_REQUEST_REJECTED", "9114#5.2")
+    ]
+
+
+# -- the server's side ------------------------------------------------------------------------
+
+
+def test_requests_at_or_after_the_goaway_id_are_rejected_with_h3_request_rejected() -> None:
+    """RFC 9114 §5.2: the sender of GOAWAY rejects, unprocessed, what its identifier excludes."""
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, REQUEST))
+    assert lone.conn.send_goaway() == 4
+    lone.take_sent()
+    events = lone.feed(4, lone.headers(4, REQUEST), end_stream=True)
+    assert events == [StreamReset(stream_id=4, error_code=ErrorCode.H3_REQUEST_REJECTED)]
+    assert_stream_error(lone, 4, ErrorCode.H3_REQUEST_REJECTED, "9114#5.2")
+    assert lone.feed(4, frame_bytes(DataFrame(b"ignored"))) == []
+    events = lone.feed(8, lone.headers(8, REQUEST))
+    assert events == [StreamReset(stream_id=8, error_code=ErrorCode.H3_REQUEST_REJECTED)]
+    assert lone.feed(0, b"", end_stream=True), "stream 0, below the identifier, goes on"
+
+
+def test_a_server_goaway_carries_a_client_initiated_bidirectional_stream_id() -> None:
+    memory = pair()
+    for identifier in (1, 2, 3, 6):
+        with pytest.raises(H3UsageError, match="client-initiated bidirectional"):
+            memory.server.send_goaway(identifier)
+
+
+def test_a_goaway_identifier_sent_never_increases() -> None:
+    memory = pair()
+    memory.server.send_goaway(MAX_CLIENT_BIDI_STREAM_ID)
+    memory.server.send_goaway(8)
+    memory.server.send_goaway(8)
+    with pytest.raises(H3UsageError, match="never increase"):
+        memory.server.send_goaway(12)
+    assert memory.pump() == [
+        GoawayReceived(id=MAX_CLIENT_BIDI_STREAM_ID),
+        GoawayReceived(id=8),
+        GoawayReceived(id=8),
+    ]
+
+
+def test_no_new_pushes_are_promised_after_the_clients_goaway() -> None:
+    """RFC 9114 §5.2: not even one whose push ID is below the client's identifier."""
+    memory = pair()
+    memory.client.send_max_push_id(10)
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    memory.client.send_goaway(MAX_PUSH_ID_VALUE)
+    memory.pump()
+    with pytest.raises(H3UsageError, match="no new pushes"):
+        memory.server.send_push_promise(stream_id, REQUEST)
+
+
+def test_a_server_accepts_any_push_id_in_a_client_goaway() -> None:
+    lone = Lone.server()
+    assert lone.control(GoawayFrame(7), GoawayFrame(3)) == [
+        GoawayReceived(id=7),
+        GoawayReceived(id=3),
+    ]
+    assert_no_error(lone)
+
+
+def test_client_goaway_push_ids_that_increase_are_h3_id_error() -> None:
+    lone = Lone.server()
+    lone.control(MaxPushIdFrame(9), GoawayFrame(3), GoawayFrame(4))
+    assert_connection_error(lone, ErrorCode.H3_ID_ERROR, "9114#5.2")
+
+
+# -- the client's side ------------------------------------------------------------------------
+
+
+def test_the_client_reports_requests_at_or_after_the_goaway_id_as_safe_to_retry() -> None:
+    lone = Lone.client()
+    for _ in range(3):
+        lone.request()
+    lone.take_sent()
+    events = lone.control(GoawayFrame(4))
+    assert events == [
+        GoawayReceived(id=4),
+        REJECTED,
+        StreamReset(stream_id=8, error_code=ErrorCode.H3_REQUEST_REJECTED, retry_safe=True),
+    ]
+    assert lone.take_sent() == [
+        StopSending(4, ErrorCode.H3_REQUEST_CANCELLED),
+        StopSending(8, ErrorCode.H3_REQUEST_CANCELLED),
+    ]
+    assert lone.feed(0, lone.headers(0, RESPONSE), end_stream=True) == [
+        HeadersReceived(stream_id=0, headers=RESPONSE, stream_ended=True)
+    ]
+    assert_frame_traced(lone, frame_bytes(GoawayFrame(4)), "goaway")
+    assert lone.errors() == []
+
+
+@pytest.mark.parametrize("order", ["reset first", "goaway first"])
+def test_a_rejected_request_is_reported_once_whatever_arrives_first(order: str) -> None:
+    lone = Lone.client()
+    lone.request()
+    lone.request()
+    if order == "reset first":
+        events = lone.reset(4, ErrorCode.H3_REQUEST_REJECTED) + lone.control(GoawayFrame(4))
+    else:
+        events = lone.control(GoawayFrame(4)) + lone.reset(4, ErrorCode.H3_REQUEST_REJECTED)
+    assert [e for e in events if isinstance(e, StreamReset)] == [REJECTED]
+
+
+def test_a_later_goaway_with_a_lower_identifier_rejects_more_requests() -> None:
+    lone = Lone.client()
+    lone.request()
+    lone.request()
+    assert lone.control(GoawayFrame(8)) == [GoawayReceived(id=8)]
+    assert lone.control(GoawayFrame(4)) == [GoawayReceived(id=4), REJECTED]
+    assert_no_error(lone)
+
+
+def test_goaway_ids_that_increase_are_h3_id_error() -> None:
+    """RFC 9114 §5.2: a GOAWAY larger than an earlier one is a connection error."""
+    lone = Lone.client()
+    lone.control(GoawayFrame(8), GoawayFrame(12))
+    event = assert_connection_error(lone, ErrorCode.H3_ID_ERROR, "9114#5.2")
+    assert event.data["rule"] == "GOAWAY 12 is larger than the previous GOAWAY 8"
+
+
+@pytest.mark.parametrize("identifier", [1, 2, 3, 5, 6, 7])
+def test_server_goaway_with_a_stream_id_that_is_not_client_bidirectional_is_h3_id_error(
+    identifier: int,
+) -> None:
+    """RFC 9114 §7.2.6: from the server, GOAWAY names a client-initiated bidirectional stream."""
+    lone = Lone.client()
+    lone.control(GoawayFrame(identifier))
+    assert_connection_error(lone, ErrorCode.H3_ID_ERROR, "9114#7.2.6")
+
+
+def test_goaway_on_a_request_stream_is_h3_frame_unexpected() -> None:
+    """RFC 9114 §7.2.6: GOAWAY belongs to the control stream."""
+    lone = Lone.client()
+    lone.request()
+    lone.feed(0, lone.headers(0, RESPONSE) + frame_bytes(GoawayFrame(0)))
+    assert_connection_error(lone, ErrorCode.H3_FRAME_UNEXPECTED, "9114#7.2.6")
+
+
+def test_no_new_requests_after_goaway() -> None:
+    """RFC 9114 §5.2: not even on a stream ID below the server's identifier."""
+    lone = Lone.client()
+    lone.control(GoawayFrame(MAX_CLIENT_BIDI_STREAM_ID))
+    with pytest.raises(H3UsageError, match="no new requests"):
+        lone.conn.send_request(REQUEST)
+    assert lone.conn.actions_to_send() == []
+
+
+def test_without_goaway_a_closed_connection_marks_no_request_safe_to_retry() -> None:
+    """RFC 9114 §5.4: with no GOAWAY, every request sent might have been processed."""
+    lone = Lone.client()
+    lone.request()
+    events = lone.conn.connection_closed(ErrorCode.H3_NO_ERROR, "bye")
+    assert events == [
+        ConnectionTerminated(error_code=ErrorCode.H3_NO_ERROR, reason="bye", by_peer=True)
+    ]
+    assert not any(isinstance(a, CloseConnection) for a in lone.conn.actions_to_send())
