@@ -1,0 +1,233 @@
+"""RFC 9204 over HTTP/3: the QPACK streams beside the request streams.
+
+A field section may refer to table entries whose inserts travel on the encoder stream,
+which QUIC does not order against the request stream. `MemoryPair.hold` keeps the encoder
+stream back so that the field section arrives first and blocks (RFC 9204 §2.2.1); on
+`release` the section is decoded and delivered, followed by the DATA that waited behind
+it. QPACK errors close the connection with QPACK's own codes (RFC 9204 §6); a blocked
+stream that is reset is cancelled on the decoder stream (RFC 9204 §4.4.2).
+"""
+
+from __future__ import annotations
+
+from h3_connection_helpers import (
+    CLIENT_ENCODER,
+    DYNAMIC,
+    POST,
+    REQUEST,
+    SERVER_DECODER,
+    Header,
+    Lone,
+    assert_connection_error,
+    assert_no_error,
+    assert_stream_error,
+    assert_trace_labelled,
+    frame_bytes,
+    pair,
+)
+
+from h3learn.events import Event
+from h3learn.h3.actions import SendStreamData
+from h3learn.h3.errors import ErrorCode
+from h3learn.h3.frames import DataFrame, HeadersFrame
+from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamReset
+from h3learn.h3.settings import Settings
+from h3learn.qpack.errors import QpackErrorCode
+from h3learn.transport.memory import MemoryPair
+
+SESSION: Header = (b"x-session", b"abcdef123")
+#: RFC 9204 §4.5.1: Required Insert Count 1 (encoded 2 with a 4096-byte table), Base 1, then
+#: an Indexed Field Line for relative index 0 in the dynamic table (§4.5.2).
+NEEDS_ONE_INSERT = bytes.fromhex("02 00 80")
+#: RFC 9204 §4.4.2: Stream Cancellation for stream 0.
+CANCEL_STREAM_0 = b"\x40"
+
+
+def qpack_events(memory: MemoryPair, endpoint: str, name: str) -> list[Event]:
+    return [
+        e
+        for e in memory.log.events
+        if e.category == "qpack" and e.endpoint == endpoint and e.name == name
+    ]
+
+
+def blocked_request(memory: MemoryPair, end_stream: bool = True) -> int:
+    """A POST whose field section refers to an insert that is held back on the way."""
+    memory.client.send_request([*REQUEST, SESSION], end_stream=True)  # the encoder notes it
+    memory.pump()
+    memory.hold("client", CLIENT_ENCODER)
+    stream_id = memory.client.send_request([*POST, SESSION])
+    memory.client.send_data(stream_id, b"first ")
+    memory.client.send_data(stream_id, b"second", end_stream=end_stream)
+    assert memory.pump() == []
+    assert memory.server.decoder.blocked_streams == [stream_id]
+    return stream_id
+
+
+# -- RFC 9204 §2.2.1: blocked streams -------------------------------------------------------
+
+
+def test_a_blocked_field_section_is_delivered_with_the_data_that_followed_on_release() -> None:
+    memory = pair(DYNAMIC, DYNAMIC)
+    stream_id = blocked_request(memory)
+    blocked = qpack_events(memory, "server", "stream_state_updated")
+    assert [(e.stream_id, e.data["state"]) for e in blocked] == [(stream_id, "blocked")]
+    events = memory.release("client", CLIENT_ENCODER)
+    assert events == [
+        HeadersReceived(stream_id=stream_id, headers=[*POST, SESSION]),
+        DataReceived(stream_id=stream_id, data=b"first "),
+        DataReceived(stream_id=stream_id, data=b"second", stream_ended=True),
+    ]
+    states = qpack_events(memory, "server", "stream_state_updated")
+    assert [e.data["state"] for e in states] == ["blocked", "unblocked"]
+    acknowledged = qpack_events(memory, "client", "instruction_parsed")
+    assert acknowledged[-1].data["instruction_type"] == "section_acknowledgement"
+    assert acknowledged[-1].data["stream_id"] == stream_id
+    assert_trace_labelled(memory.log)
+
+
+def test_the_http_frames_wait_behind_a_blocked_section_in_the_trace_too() -> None:
+    """The DATA frames are parsed only after the HEADERS they follow is decoded."""
+    memory = pair(DYNAMIC, DYNAMIC)
+    stream_id = blocked_request(memory)
+    memory.release("client", CLIENT_ENCODER)
+    on_stream = [
+        (e.category, e.name)
+        for e in memory.log.events
+        if e.endpoint == "server" and e.stream_id == stream_id
+    ]
+    decoded = on_stream.index(("qpack", "headers_decoded"))
+    assert on_stream.index(("http3", "frame_parsed")) < decoded
+    data_parsed = [i for i, item in enumerate(on_stream) if item == ("http3", "frame_parsed")]
+    assert all(index > decoded for index in data_parsed[1:])
+
+
+def test_several_blocked_streams_are_released_in_order() -> None:
+    memory = pair(DYNAMIC, DYNAMIC)
+    memory.client.send_request([*REQUEST, SESSION], end_stream=True)
+    memory.pump()
+    memory.hold("client", CLIENT_ENCODER)
+    first = memory.client.send_request([*REQUEST, SESSION, (b"x-n", b"1")], end_stream=True)
+    second = memory.client.send_request([*REQUEST, SESSION, (b"x-n", b"1")], end_stream=True)
+    memory.pump()
+    events = memory.release("client", CLIENT_ENCODER)
+    assert [(e.stream_id, e.stream_ended) for e in events if isinstance(e, HeadersReceived)] == [
+        (first, True),
+        (second, True),
+    ]
+
+
+def test_more_blocked_streams_than_announced_is_qpack_decompression_failed() -> None:
+    """RFC 9204 §2.1.2: SETTINGS_QPACK_BLOCKED_STREAMS bounds how many may wait."""
+    lone = Lone.server(settings=Settings(qpack_max_table_capacity=4096, qpack_blocked_streams=1))
+    lone.feed(0, frame_bytes(HeadersFrame(NEEDS_ONE_INSERT)))
+    assert_no_error(lone)
+    lone.feed(4, frame_bytes(HeadersFrame(NEEDS_ONE_INSERT)))
+    assert_connection_error(lone, QpackErrorCode.QPACK_DECOMPRESSION_FAILED, "9204#2.1.2")
+
+
+# -- RFC 9204 §2.2.2.2, §4.4.2: cancelling a blocked stream ---------------------------------
+
+
+def test_a_stream_reset_while_blocked_is_cancelled_on_the_decoder_stream() -> None:
+    lone = Lone.server(settings=DYNAMIC)
+    lone.feed(0, frame_bytes(HeadersFrame(NEEDS_ONE_INSERT), DataFrame(b"waiting")))
+    assert lone.conn.decoder.blocked_streams == [0]
+    events = lone.reset(0, ErrorCode.H3_REQUEST_CANCELLED)
+    assert events == [StreamReset(stream_id=0, error_code=ErrorCode.H3_REQUEST_CANCELLED)]
+    assert SendStreamData(SERVER_DECODER, CANCEL_STREAM_0) in lone.sent
+    assert lone.conn.decoder.blocked_streams == []
+    created = [e for e in lone.events("instruction_created", "qpack")]
+    assert (created[-1].data["instruction_type"], created[-1].raw) == (
+        "stream_cancellation",
+        CANCEL_STREAM_0,
+    )
+    assert lone.feed(0, frame_bytes(DataFrame(b"late"))) == []
+    assert not lone.conn.closed
+
+
+def test_a_client_cancelling_a_blocked_request_releases_its_encoders_references() -> None:
+    memory = pair(DYNAMIC, DYNAMIC)
+    stream_id = blocked_request(memory, end_stream=False)
+    memory.client.reset_stream(stream_id)
+    memory.pump()
+    assert memory.server.decoder.blocked_streams == []
+    parsed = qpack_events(memory, "client", "instruction_parsed")
+    assert (parsed[-1].data["instruction_type"], parsed[-1].data["stream_id"]) == (
+        "stream_cancellation",
+        stream_id,
+    )
+    memory.release("client", CLIENT_ENCODER)
+    assert memory.received["server"][-1] == StreamReset(
+        stream_id=stream_id, error_code=ErrorCode.H3_REQUEST_CANCELLED
+    )
+    assert not memory.server.closed
+
+
+def test_a_request_still_blocked_was_never_processed_and_may_be_rejected() -> None:
+    """RFC 9114 §4.1.1: nothing reached the application, so H3_REQUEST_REJECTED is allowed."""
+    memory = pair(DYNAMIC, DYNAMIC)
+    stream_id = blocked_request(memory)
+    memory.server.reset_stream(stream_id, ErrorCode.H3_REQUEST_REJECTED)
+    memory.pump()
+    assert memory.received["client"] == [
+        StreamReset(stream_id=stream_id, error_code=ErrorCode.H3_REQUEST_REJECTED, retry_safe=True)
+    ]
+
+
+def test_a_request_found_malformed_once_it_unblocks_is_only_a_stream_error() -> None:
+    memory = pair(DYNAMIC, DYNAMIC)
+    memory.client.send_request([*REQUEST, SESSION], end_stream=True)
+    memory.pump()
+    memory.hold("client", CLIENT_ENCODER)
+    # Malformed, as the server learns only once it can decode it: Content-Length 1, no DATA.
+    stream_id = memory.client.send_request([*POST, SESSION, (b"content-length", b"1")])
+    memory.client.end_stream(stream_id)
+    memory.pump()
+    memory.release("client", CLIENT_ENCODER)
+    errors = [e for e in memory.log.events if e.name == "stream_error" and e.endpoint == "server"]
+    assert [e.data["code_name"] for e in errors] == ["H3_MESSAGE_ERROR"]
+    assert not memory.server.closed
+
+
+# -- RFC 9204 §6: QPACK errors are connection errors with QPACK's codes ---------------------
+
+
+def test_an_undecodable_field_section_is_qpack_decompression_failed() -> None:
+    """RFC 9204 §4.5.1.1: with no dynamic table, a Required Insert Count above 0 is invalid."""
+    lone = Lone.server()
+    lone.feed(0, frame_bytes(HeadersFrame(NEEDS_ONE_INSERT)))
+    assert_connection_error(lone, QpackErrorCode.QPACK_DECOMPRESSION_FAILED, "9204#4.5.1.1")
+
+
+def test_a_field_section_that_ends_inside_its_prefix_is_qpack_decompression_failed() -> None:
+    lone = Lone.server()
+    lone.feed(0, frame_bytes(HeadersFrame(b"")))
+    assert_connection_error(lone, QpackErrorCode.QPACK_DECOMPRESSION_FAILED)
+
+
+def test_a_bad_encoder_instruction_is_qpack_encoder_stream_error() -> None:
+    """RFC 9204 §4.3.1: a capacity above the decoder's maximum (here 0)."""
+    lone = Lone.server()
+    lone.feed(lone.peer_encoder_stream, bytes.fromhex("3fe11f"))  # Set Capacity 4096
+    assert_connection_error(lone, QpackErrorCode.QPACK_ENCODER_STREAM_ERROR, "9204#4.3.1")
+
+
+def test_a_bad_decoder_instruction_is_qpack_decoder_stream_error() -> None:
+    """RFC 9204 §4.4.3: an Insert Count Increment of 0."""
+    lone = Lone.client()
+    lone.feed(lone.peer_decoder_stream, b"\x00")
+    assert_connection_error(lone, QpackErrorCode.QPACK_DECODER_STREAM_ERROR, "9204#4.4.3")
+
+
+def test_an_acknowledgment_for_a_section_never_sent_is_qpack_decoder_stream_error() -> None:
+    lone = Lone.client()
+    lone.feed(lone.peer_decoder_stream, b"\x80")  # Section Acknowledgment, stream 0
+    assert_connection_error(lone, QpackErrorCode.QPACK_DECODER_STREAM_ERROR, "9204#4.4.1")
+
+
+def test_a_malformed_message_found_by_qpack_decoding_is_only_a_stream_error() -> None:
+    """QPACK decodes fine; HTTP finds the fields malformed (RFC 9114 §4.1.2)."""
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, [*REQUEST, (b"Upper", b"x")]), end_stream=True)
+    assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, stop=False)
