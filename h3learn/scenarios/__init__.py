@@ -1,0 +1,1 @@
+"""Scenarios: scripted, deterministic HTTP/3 exchanges that become recorded traces."""
