@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from h3learn import export_cli, get_cli, h3_server, qif_cli, walkthrough
+from h3learn import export_cli, get_cli, h3_server, qif_cli, serve_cli, walkthrough
 from h3learn.command_error import CommandError
 
 #: name -> (function that adds the subcommand's arguments to its parser)
@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type
     "export": export_cli.add_parser,
     "h3-server": h3_server.add_parser,
     "get": get_cli.add_parser,
+    "serve": serve_cli.add_parser,
 }
 
 

@@ -1,0 +1,98 @@
+"""The web UI: a Flask app that replays any trace step by step, beside its bytes and state.
+
+`create_app` builds the app (the Flask tutorial's factory pattern); `socketio` is bound to
+it with ``init_app`` in ``threading`` mode, pinned so that an eventlet or gevent that
+arrives as someone's dependency cannot change the server silently (docs/architecture.md).
+The page connects to Socket.IO for live updates (live capture and classrooms use it later).
+
+Configuration keys (``create_app({...})``):
+
+    DATA_DIR            the data directory; traces are saved in DATA_DIR/traces
+                        (default ~/.local/share/h3learn, or $XDG_DATA_HOME/h3learn)
+    UPLOAD_MAX_BYTES    the largest upload accepted (default 16 MiB); also MAX_CONTENT_LENGTH
+    SOCKETIO_CLIENT     path of socket.io.min.js (default: web/node_modules, from npm ci)
+
+Every response carries a Content-Security-Policy that allows scripts, styles and
+connections from this origin only, and no inline script or style at all; the page inserts
+trace data with ``textContent``, never as HTML.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, request
+from flask_socketio import SocketIO  # type: ignore[import-untyped]  # no stubs published
+from werkzeug.exceptions import HTTPException
+
+from h3learn.web import api, pages
+from h3learn.web.library import TraceLibrary
+
+socketio = SocketIO()
+
+DEFAULT_UPLOAD_MAX_BYTES = 16 * 1024 * 1024
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "h3learn"
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.update(
+        DATA_DIR=str(default_data_dir()),
+        UPLOAD_MAX_BYTES=DEFAULT_UPLOAD_MAX_BYTES,
+        SOCKETIO_CLIENT=None,
+    )
+    if config:
+        app.config.update(config)
+    app.config["MAX_CONTENT_LENGTH"] = app.config["UPLOAD_MAX_BYTES"] + 64 * 1024  # form overhead
+    app.extensions["h3learn_library"] = TraceLibrary(
+        Path(app.config["DATA_DIR"]), max_bytes=app.config["UPLOAD_MAX_BYTES"]
+    )
+    app.register_blueprint(api.bp)
+    app.register_blueprint(pages.bp)
+    app.register_error_handler(HTTPException, _http_error)
+    app.after_request(_security_headers)
+    socketio.init_app(app, async_mode="threading")
+    return app
+
+
+def _http_error(error: HTTPException) -> Any:
+    """JSON under /api/, the error itself (Werkzeug's page) elsewhere."""
+    if request.path.startswith("/api/"):
+        return api.json_http_error(error)
+    return error
+
+
+def _security_headers(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+def _connected() -> None:
+    """A page connected; it is told which version it talks to (live events come later)."""
+    sid = getattr(request, "sid", None)
+    socketio.emit("hello", {"server": "h3learn", "live": False}, to=sid)
+
+
+socketio.on_event("connect", _connected)

@@ -1,0 +1,228 @@
+"""The JSON API the page is built from (documented in docs/web-api.md).
+
+    GET  /api/traces                          the examples and saved traces
+    POST /api/traces                          upload a trace (multipart field "file")
+    GET  /api/traces/<id>                     title, meta, count, and a page of summaries
+    GET  /api/traces/<id>/events              a page of summaries, filtered (and located)
+    GET  /api/traces/<id>/steps/<n>           one step: the event in full, the state after it
+    GET  /api/traces/<id>/download?format=F   native, qlog or qlog-0.3, as an attachment
+
+Every error is ``{"error": "..."}`` with a 4xx status. Nothing here parses protocol bytes:
+the events come from h3learn.trace, the state from `Replay`, the views from present.py.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Callable
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from h3learn.trace.qlog import to_qlog, to_qlog_03
+from h3learn.trace.store import Trace, TraceFormatError, trace_document
+from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
+from h3learn.web.present import step_event
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+#: Summaries per page unless ``limit`` says otherwise, and the most one request may ask for.
+DEFAULT_PAGE = 500
+MAX_PAGE = 2000
+
+CATEGORIES = ("http3", "qpack", "transport")
+DIRECTIONS = ("sent", "received", "local")
+ENDPOINT_NAMES = ("client", "server")
+
+#: ?format= -> (the document, the file name's ending).
+DOWNLOADS: dict[str, tuple[Callable[[Trace], dict[str, Any]], str]] = {
+    "native": (
+        lambda trace: trace_document(trace.title, trace.events, trace.meta, trace.created),
+        ".json",
+    ),
+    "qlog": (lambda trace: to_qlog(trace), ".qlog"),
+    "qlog-0.3": (lambda trace: to_qlog_03(trace), "-0.3.qlog"),
+}
+
+
+class ApiError(Exception):
+    """A request the API refuses; becomes ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@bp.errorhandler(ApiError)
+def _api_error(error: ApiError) -> tuple[Response, int]:
+    return jsonify(error=error.message), error.status
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(error: RequestEntityTooLarge) -> tuple[Response, int]:
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    return jsonify(error=f"the upload is larger than the limit of {limit} bytes"), 413
+
+
+def json_http_error(error: HTTPException) -> tuple[Response, int]:
+    """Any other HTTP error under /api/ as JSON (registered on the app by create_app)."""
+    return jsonify(error=error.description or error.name), error.code or 500
+
+
+def library() -> TraceLibrary:
+    lib: TraceLibrary = current_app.extensions["h3learn_library"]
+    return lib
+
+
+def entry_or_404(trace_id: str) -> Entry:
+    try:
+        return library().get(trace_id)
+    except UnknownTrace:
+        raise ApiError(404, f"no trace with id {trace_id!r}") from None
+
+
+def int_arg(name: str, default: int, low: int, high: int) -> int:
+    text = request.args.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ApiError(400, f"{name!r} must be an integer, not {text!r}") from None
+    if not low <= value <= high:
+        raise ApiError(400, f"{name!r} must be between {low} and {high}, not {value}")
+    return value
+
+
+def choice_arg(name: str, choices: tuple[str, ...]) -> set[str] | None:
+    """A comma-separated subset of ``choices`` ("none": the empty set), None when absent."""
+    text = request.args.get(name)
+    if not text:
+        return None
+    if text == "none":
+        return set()
+    picked = set(text.split(","))
+    unknown = picked - set(choices)
+    if unknown:
+        raise ApiError(400, f"{name!r}: unknown {sorted(unknown)}; choose from {list(choices)}")
+    return picked
+
+
+def page_of(entry: Entry) -> dict[str, Any]:
+    """The summaries ``offset`` .. ``offset + limit`` of those matching the filters."""
+    offset = int_arg("offset", 0, 0, 10**9)
+    limit = int_arg("limit", DEFAULT_PAGE, 1, MAX_PAGE)
+    categories = choice_arg("category", CATEGORIES)
+    directions = choice_arg("direction", DIRECTIONS)
+    endpoints = choice_arg("endpoint", ENDPOINT_NAMES)
+    query = request.args.get("q", "").strip().lower()
+    summaries = entry.summaries()
+    filtered = categories is not None or directions is not None or endpoints is not None or query
+    if filtered:
+        texts = entry.search_texts()
+        matching = [
+            row
+            for row in summaries
+            if (categories is None or row["category"] in categories)
+            and (directions is None or row["direction"] in directions)
+            and (endpoints is None or row["endpoint"] in endpoints)
+            and (not query or query in texts[row["seq"]])
+        ]
+    else:
+        matching = summaries
+    out: dict[str, Any] = {
+        "total": len(matching),
+        "offset": offset,
+        "limit": limit,
+        "events": matching[offset : offset + limit],
+    }
+    if "locate" in request.args:
+        # Where step ``locate`` is among the matching rows (rows are in seq order).
+        seq = int_arg("locate", 0, 0, 10**9)
+        position = bisect.bisect_left(matching, seq, key=lambda row: int(row["seq"]))
+        found = position < len(matching) and matching[position]["seq"] == seq
+        out["located"] = position if found else None
+    return out
+
+
+@bp.get("/traces")
+def list_traces() -> Response:
+    return jsonify(traces=library().listing())
+
+
+@bp.post("/traces")
+def upload_trace() -> tuple[Response, int]:
+    upload = request.files.get("file")
+    if upload is None:
+        raise ApiError(400, "no file: send the trace as the multipart field 'file'")
+    data = upload.read()
+    limit = library().max_bytes
+    if len(data) > limit:
+        raise ApiError(413, f"the upload is {len(data)} bytes, more than the limit of {limit}")
+    if not data:
+        raise ApiError(400, "the uploaded file is empty")
+    try:
+        entry = library().save_upload(data, upload.filename or "upload")
+    except TraceFormatError as error:
+        raise ApiError(400, str(error)) from None
+    out = entry.listing() | {"source_kind": entry.source_kind, "warnings": entry.trace.warnings}
+    return jsonify(out), 201
+
+
+@bp.get("/traces/<trace_id>")
+def trace_meta(trace_id: str) -> Response:
+    entry = entry_or_404(trace_id)
+    return jsonify(
+        entry.listing()
+        | {
+            "meta": entry.trace.meta,
+            "warnings": entry.trace.warnings,
+            "source_kind": entry.source_kind,
+            "count": len(entry.events),
+            "page": page_of(entry),
+        }
+    )
+
+
+@bp.get("/traces/<trace_id>/events")
+def trace_events(trace_id: str) -> Response:
+    return jsonify(page_of(entry_or_404(trace_id)))
+
+
+@bp.get("/traces/<trace_id>/steps/<int:step>")
+def trace_step(trace_id: str, step: int) -> Response:
+    entry = entry_or_404(trace_id)
+    count = len(entry.events)
+    if not 0 <= step < count:
+        raise ApiError(404, f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}")
+    state = entry.state_after(step)
+    changed = state.pop("changed", [])
+    return jsonify(
+        trace=trace_id,
+        title=entry.trace.title,
+        step=step,
+        count=count,
+        event=step_event(entry.events[step], entry.types),
+        state=state,
+        changed=changed,
+    )
+
+
+@bp.get("/traces/<trace_id>/download")
+def download(trace_id: str) -> Response:
+    entry = entry_or_404(trace_id)
+    name = request.args.get("format", "native")
+    if name not in DOWNLOADS:
+        raise ApiError(400, f"'format' must be one of {sorted(DOWNLOADS)}, not {name!r}")
+    build, ending = DOWNLOADS[name]
+    try:
+        document = build(entry.trace)
+    except TraceFormatError as error:
+        raise ApiError(400, str(error)) from None
+    body = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    response = Response(body, mimetype="application/json")
+    response.headers["Content-Disposition"] = f'attachment; filename="{trace_id}{ending}"'
+    return response

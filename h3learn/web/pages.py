@@ -1,0 +1,71 @@
+"""The HTML pages and the browser's Socket.IO client.
+
+    GET /                              the trace list, with an upload form
+    GET /trace/<id>                    redirects to step 0
+    GET /trace/<id>/step/<n>           the step-through page, opened at step n (a link a
+                                       teacher can share: "look at step 14")
+    GET /vendor/socket.io.min.js       the npm package socket.io-client, served locally
+
+Templates only lay out the page; the step-through page fills itself from the JSON API
+(api.py). Jinja escapes every value, so titles from uploaded traces stay text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, Response, abort, current_app, redirect, render_template, send_file
+from werkzeug.wrappers import Response as BaseResponse
+
+from h3learn.web.library import TraceLibrary, UnknownTrace
+
+bp = Blueprint("pages", __name__)
+
+#: Where `npm ci --prefix web` (scripts/setup) puts the browser client, from the repository root.
+SOCKETIO_CLIENT = Path("web/node_modules/socket.io-client/dist/socket.io.min.js")
+
+
+def library() -> TraceLibrary:
+    lib: TraceLibrary = current_app.extensions["h3learn_library"]
+    return lib
+
+
+def default_socketio_client() -> Path:
+    """The client file next to the package when installed, else in the source tree's web/."""
+    packaged = Path(__file__).parent / "static" / "vendor" / "socket.io.min.js"
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / SOCKETIO_CLIENT
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("pages/index.html", traces=library().listing())
+
+
+@bp.get("/trace/<trace_id>")
+def trace(trace_id: str) -> BaseResponse:
+    return redirect(f"/trace/{trace_id}/step/0")
+
+
+@bp.get("/trace/<trace_id>/step/<int:step>")
+def step(trace_id: str, step: int) -> str:
+    try:
+        entry = library().get(trace_id)
+    except UnknownTrace:
+        abort(404, f"no trace with id {trace_id!r}")
+    if not 0 <= step < len(entry.events):
+        abort(404, f"trace {trace_id!r} has steps 0 to {len(entry.events) - 1}, not {step}")
+    return render_template("pages/step.html", entry=entry, step=step, count=len(entry.events))
+
+
+@bp.get("/vendor/socket.io.min.js")
+def socketio_client() -> Response:
+    path = Path(current_app.config.get("SOCKETIO_CLIENT") or default_socketio_client())
+    if not path.is_file():
+        message = (
+            "socket.io-client is not installed: run scripts/setup (it runs "
+            "`npm ci --prefix web`); live updates are off until then."
+        )
+        return Response(message, status=503, mimetype="text/plain")
+    return send_file(path, mimetype="text/javascript", max_age=3600)

@@ -1,0 +1,182 @@
+"""What the browser is sent about an event: summaries for the diagram, and one step in full.
+
+The page renders these answers as they are (no protocol logic in JavaScript), so every
+judgement is made here, from the recorded events alone:
+
+- which way a step goes on the sequence diagram: ``sent`` (a unit written to the wire:
+  ``frame_created``, ``instruction_created``, the type of a stream this endpoint opened),
+  ``received`` (the peer's unit read: ``frame_parsed``, ``instruction_parsed``, a peer's
+  stream type), or ``local`` (a change inside one endpoint: a table update, a field section
+  encoded or decoded, a stream state);
+- the type of the stream it belongs to (``control``, ``request``, ``qpack_encode``, ...),
+  which colours it, from the trace's ``stream_type_set`` events (RFC 9114 §6.2) or else
+  from the stream ID (RFC 9000 §2.1: client- and server-initiated bidirectional streams
+  are request streams);
+- the byte view: each byte of ``raw`` as hex, ASCII and bits, with the field spans
+  (docs/events.md, "Field spans") that cover it, and for prefix bytes which field owns
+  each bit;
+- the RFC sections as links to the official text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from h3learn.events import Event, FieldSpan
+from h3learn.web.rfc_sections import TITLES
+
+#: RFC 9000 §2.1: bit 0x02 of a stream ID marks a unidirectional stream.
+UNIDIRECTIONAL_BIT = 0x02
+
+SENT_NAMES = frozenset({"frame_created", "instruction_created"})
+RECEIVED_NAMES = frozenset({"frame_parsed", "instruction_parsed"})
+
+#: How many bits a byte has; a prefix byte's fields are drawn bit by bit.
+BITS_PER_BYTE = 8
+
+
+def rfc_link(section: str) -> dict[str, str]:
+    """``"9114#7.2.4"`` -> label, title and the official URL of that section."""
+    number, _, part = section.partition("#")
+    if part[:1].isalpha():
+        anchor = f"appendix-{part}"
+        label = f"RFC {number} Appendix {part}"
+    else:
+        anchor = f"section-{part}"
+        label = f"RFC {number} §{part}" if part else f"RFC {number}"
+    url = f"https://www.rfc-editor.org/rfc/rfc{number}"
+    if part:
+        url += f"#{anchor}"
+    return {"section": section, "label": label, "title": TITLES.get(section, ""), "url": url}
+
+
+def stream_types(events: Sequence[Event]) -> dict[int, str]:
+    """Stream ID -> its type, as the first ``stream_type_set`` about it says."""
+    types: dict[int, str] = {}
+    for event in events:
+        if event.name == "stream_type_set" and event.stream_id is not None:
+            stream_type = event.data.get("stream_type")
+            if isinstance(stream_type, str):
+                types.setdefault(event.stream_id, stream_type)
+    return types
+
+
+def stream_type_of(stream_id: int | None, types: dict[int, str]) -> str:
+    if stream_id is None:
+        return "connection"
+    if stream_id in types:
+        return types[stream_id]
+    return "unknown" if stream_id & UNIDIRECTIONAL_BIT else "request"
+
+
+def direction_of(event: Event) -> str:
+    """``sent``, ``received`` or ``local``: see the module docstring."""
+    if event.name in SENT_NAMES:
+        return "sent"
+    if event.name in RECEIVED_NAMES:
+        return "received"
+    if event.name == "stream_type_set" and event.raw:
+        return "sent" if event.data.get("owner") == "local" else "received"
+    return "local"
+
+
+def summary_of(event: Event, types: dict[int, str]) -> dict[str, Any]:
+    """One row of the sequence diagram."""
+    return {
+        "seq": event.seq,
+        "time": event.time,
+        "endpoint": event.endpoint,
+        "category": event.category,
+        "name": event.name,
+        "stream_id": event.stream_id,
+        "stream_type": stream_type_of(event.stream_id, types),
+        "direction": direction_of(event),
+        "summary": event.summary,
+    }
+
+
+def search_text(event: Event) -> str:
+    """What a search in summaries and headers looks through, lower-cased."""
+    parts = [event.summary, event.name]
+    headers = event.data.get("headers")
+    if isinstance(headers, list):
+        for header in headers:
+            if isinstance(header, dict):
+                parts.append(f"{header.get('name', '')}: {header.get('value', '')}")
+    return "\n".join(parts).lower()
+
+
+def value_text(value: Any) -> str:
+    """A field's decoded value as the page prints it."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _field_json(index: int, span: FieldSpan, raw: bytes) -> dict[str, Any]:
+    out = span.to_json()
+    out["index"] = index
+    out["value_text"] = value_text(span.value)
+    out["rfc_link"] = rfc_link(span.rfc) if span.rfc else None
+    last = span.offset + span.length - 1
+    where = f"byte {span.offset}" if span.length == 1 else f"bytes {span.offset}–{last}"
+    if span.bit_offset is not None and span.bit_length is not None:
+        first_bit = span.bit_offset
+        last_bit = span.bit_offset + span.bit_length - 1
+        bits = f"{raw[span.offset]:08b}"[first_bit : last_bit + 1] if span.offset < len(raw) else ""
+        out["bits"] = bits
+        bit_range = f"bit {first_bit}" if first_bit == last_bit else f"bits {first_bit}–{last_bit}"
+        out["where"] = f"{bit_range} of {where}"
+    else:
+        out["bits"] = None
+        out["where"] = where
+    return out
+
+
+def byte_rows(raw: bytes, fields: Sequence[FieldSpan]) -> list[dict[str, Any]]:
+    """Each byte with its hex, ASCII, bits, covering fields and (prefix bytes) bit owners."""
+    rows: list[dict[str, Any]] = []
+    for offset, byte in enumerate(raw):
+        covering = [i for i, s in enumerate(fields) if s.offset <= offset < s.offset + s.length]
+        bit_owner: list[int | None] | None = None
+        split = [
+            i for i in covering if fields[i].offset == offset and fields[i].bit_offset is not None
+        ]
+        # A byte is drawn bit by bit when fields share it (a whole-byte span needs no split).
+        if any((fields[i].bit_length or BITS_PER_BYTE) < BITS_PER_BYTE for i in split):
+            bit_owner = [None] * BITS_PER_BYTE
+            for i in split:
+                start = fields[i].bit_offset or 0
+                for bit in range(start, start + (fields[i].bit_length or 0)):
+                    if 0 <= bit < BITS_PER_BYTE:
+                        bit_owner[bit] = i
+        rows.append(
+            {
+                "offset": offset,
+                "hex": f"{byte:02x}",
+                "ascii": chr(byte) if 0x20 <= byte < 0x7F else ".",
+                "bits": f"{byte:08b}",
+                "fields": covering,
+                "bit_fields": bit_owner,
+            }
+        )
+    return rows
+
+
+def step_event(event: Event, types: dict[int, str]) -> dict[str, Any]:
+    """Everything the page shows about one event."""
+    out = summary_of(event, types)
+    out["data"] = event.data
+    out["raw"] = event.raw.hex()
+    out["length"] = len(event.raw)
+    out["fields"] = [_field_json(i, span, event.raw) for i, span in enumerate(event.fields)]
+    out["bytes"] = byte_rows(event.raw, event.fields)
+    sections = list(event.rfc)
+    for span in event.fields:
+        if span.rfc and span.rfc not in sections:
+            sections.append(span.rfc)
+    out["rfc"] = [rfc_link(section) for section in event.rfc]
+    out["field_rfc"] = [rfc_link(section) for section in sections if section not in event.rfc]
+    return out

@@ -1,0 +1,199 @@
+// The step-through page: one step at a time, with its own URL (/trace/<id>/step/<n>).
+// Controls: buttons, a jump box, play at a chosen speed, and the keyboard (← → Space Home
+// End ?). Each step's event, bytes and state come from /api/traces/<id>/steps/<n>.
+import { renderBytes, link } from "./bytes.js";
+import { Diagram } from "./diagram.js";
+import { clear, getJSON, h } from "./dom.js";
+import { connectLive } from "./live.js";
+import { renderState } from "./state.js";
+import { toggleProjector } from "./theme.js";
+
+const root = document.getElementById("stepper");
+const traceId = root.dataset.trace;
+const count = Number(root.dataset.count);
+const $ = (id) => document.getElementById(id);
+
+const cache = new Map();
+const CACHE_LIMIT = 64;
+let current = Number(root.dataset.step);
+let wanted = current;
+let timer = null;
+
+function fetchStep(step) {
+  if (!cache.has(step)) {
+    const promise = getJSON(`/api/traces/${encodeURIComponent(traceId)}/steps/${step}`);
+    promise.catch(() => cache.delete(step));
+    cache.set(step, promise);
+    if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value);
+  }
+  return cache.get(step);
+}
+
+function clamp(step) {
+  return Math.min(count - 1, Math.max(0, step));
+}
+
+async function go(step, { push = false } = {}) {
+  step = clamp(step);
+  wanted = step;
+  let answer;
+  try {
+    answer = await fetchStep(step);
+  } catch (failure) {
+    if (wanted !== step) return;
+    $("step-error").textContent = `Could not load step ${step}: ${failure.message}`;
+    $("step-error").hidden = false;
+    return;
+  }
+  if (wanted !== step) return; // a later request won
+  current = step;
+  render(answer);
+  const url = `/trace/${encodeURIComponent(traceId)}/step/${step}`;
+  if (push) history.pushState({ step }, "", url);
+  else history.replaceState({ step }, "", url);
+  if (step + 1 < count) fetchStep(step + 1);
+}
+
+function fact(term, value) {
+  return [h("dt", {}, term), h("dd", {}, value)];
+}
+
+function render(answer) {
+  const event = answer.event;
+  $("step-error").hidden = true;
+  $("step-number").textContent = String(answer.step);
+  $("jump").value = String(answer.step);
+  $("step-summary").textContent = event.summary;
+  document.title = `${answer.title}: step ${answer.step} · h3learn`;
+  clear($("step-facts")).append(
+    ...fact("endpoint", event.endpoint),
+    ...fact("event", `${event.category} ${event.name}`),
+    ...fact("stream", event.stream_id === null ? "none (connection)" : `${event.stream_id} (${event.stream_type})`),
+    ...fact("direction", { sent: "sent to the peer", received: "received from the peer", local: "inside this endpoint" }[event.direction]),
+    ...fact("time", `${event.time} ms`),
+    ...fact("bytes", String(event.length)));
+  $("step-changed").textContent = answer.changed.length
+    ? `Changed: ${answer.changed.join(", ")}`
+    : "Nothing in the state changed at this step.";
+  renderBytes($("bytes"), event);
+  renderRfc(event);
+  renderState($("state"), answer.state, answer.changed);
+  for (const [id, disabled] of [["first", current === 0], ["prev", current === 0],
+    ["next", current === count - 1], ["last", current === count - 1]]) {
+    $(id).disabled = disabled;
+  }
+  diagram.setCurrent(current);
+}
+
+function renderRfc(event) {
+  const box = clear($("rfc"));
+  if (!event.rfc.length && !event.field_rfc.length) {
+    box.append(h("p", { class: "muted" }, "This step cites no section."));
+    return;
+  }
+  const item = (rfc) => h("li", {}, link(rfc), rfc.title ? ` ${rfc.title}` : "");
+  if (event.rfc.length) {
+    box.append(h("p", {}, "This step is governed by:"), h("ul", { class: "rfc-list" }, event.rfc.map(item)));
+  }
+  if (event.field_rfc.length) {
+    box.append(h("p", {}, "Its fields are defined in:"), h("ul", { class: "rfc-list" }, event.field_rfc.map(item)));
+  }
+}
+
+// -- play --------------------------------------------------------------------------------
+
+function setPlaying(on) {
+  if (timer !== null) clearInterval(timer);
+  timer = null;
+  if (on && current < count - 1) {
+    const speed = Number($("speed").value) || 1;
+    timer = setInterval(() => {
+      if (current >= count - 1) setPlaying(false);
+      else go(current + 1);
+    }, 1000 / speed);
+  }
+  const playing = timer !== null;
+  $("play").setAttribute("aria-pressed", String(playing));
+  $("play").textContent = playing ? "❚❚ Pause" : "▶ Play";
+}
+
+function togglePlay() {
+  setPlaying(timer === null);
+}
+
+// -- wiring ------------------------------------------------------------------------------
+
+const diagram = new Diagram({
+  scroller: $("diagram"),
+  spacer: $("diagram-spacer"),
+  counter: $("diagram-count"),
+  traceId,
+  onJump: (step) => go(step, { push: true }),
+});
+
+function filterQuery() {
+  const parts = [];
+  for (const name of ["category", "direction"]) {
+    const boxes = [...document.querySelectorAll(`.filters input[name=${name}]`)];
+    const on = boxes.filter((box) => box.checked).map((box) => box.value);
+    if (on.length !== boxes.length) parts.push(`${name}=${on.length ? on.join(",") : "none"}`);
+  }
+  const query = $("search").value.trim();
+  if (query) parts.push(`q=${encodeURIComponent(query)}`);
+  return parts.join("&");
+}
+
+let filterTimer = null;
+function refilter() {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => diagram.setFilter(filterQuery()), 150);
+}
+for (const box of document.querySelectorAll(".filters input[type=checkbox]")) {
+  box.addEventListener("change", refilter);
+}
+$("search").addEventListener("input", refilter);
+
+$("first").addEventListener("click", () => go(0));
+$("prev").addEventListener("click", () => go(current - 1));
+$("next").addEventListener("click", () => go(current + 1));
+$("last").addEventListener("click", () => go(count - 1));
+$("play").addEventListener("click", togglePlay);
+$("speed").addEventListener("change", () => {
+  if (timer !== null) setPlaying(true);
+});
+$("jump-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const step = Number.parseInt($("jump").value, 10);
+  if (Number.isFinite(step)) go(step, { push: true });
+});
+$("help-button").addEventListener("click", () => $("help").showModal());
+
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement
+    || target instanceof HTMLTextAreaElement) return;
+  if ($("help").open) return;
+  const keys = {
+    ArrowRight: () => go(current + 1),
+    ArrowLeft: () => go(current - 1),
+    Home: () => go(0),
+    End: () => go(count - 1),
+    " ": togglePlay,
+    "?": () => $("help").showModal(),
+    p: toggleProjector,
+    P: toggleProjector,
+  };
+  const action = keys[event.key];
+  if (!action) return;
+  event.preventDefault();
+  if (event.key !== " ") setPlaying(false);
+  action();
+});
+
+window.addEventListener("popstate", (event) => {
+  if (event.state && Number.isInteger(event.state.step)) go(event.state.step);
+});
+
+diagram.setFilter("").then(() => go(current));
+connectLive($("live-status"));

@@ -1,0 +1,339 @@
+"""The web UI's JSON API (docs/web-api.md), through Flask's test client.
+
+Every endpoint, its errors, ids that try to leave the data directory, the upload limit,
+and the XSS probe (a header value that is HTML) coming back as plain data.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from web_helpers import UPLOAD_LIMIT, XSS_PROBE, make_app, probe_step, save_probe_trace
+
+from h3learn.scenarios.examples import EXAMPLES
+from h3learn.trace.qlog import to_qlog_03
+from h3learn.trace.store import Trace, read_trace, trace_document
+from h3learn.web import socketio
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Flask:
+    return make_app(tmp_path)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def upload(client: FlaskClient, data: bytes, name: str = "trace.json") -> tuple[int, dict]:  # type: ignore[type-arg]
+    response = client.post(
+        "/api/traces",
+        data={"file": (io.BytesIO(data), name)},
+        content_type="multipart/form-data",
+    )
+    return response.status_code, response.get_json()
+
+
+# -- listing and reading ----------------------------------------------------------------
+
+
+def test_the_list_offers_every_built_in_example_at_once(client: FlaskClient) -> None:
+    traces = client.get("/api/traces").get_json()["traces"]
+    assert [t["id"] for t in traces] == [e.id for e in EXAMPLES]
+    assert {t["title"] for t in traces} >= {"A first GET", "POST with trailers"}
+    assert all(t["kind"] == "example" and t["events"] > 0 for t in traces)
+
+
+def test_saved_traces_are_listed_after_the_examples(app: Flask, tmp_path: Path) -> None:
+    save_probe_trace(tmp_path)
+    traces = app.test_client().get("/api/traces").get_json()["traces"]
+    assert traces[-1]["id"] == "xss-probe"
+    assert traces[-1]["kind"] == "saved"
+
+
+def test_trace_meta_gives_the_count_and_a_page_of_summaries(client: FlaskClient) -> None:
+    answer = client.get("/api/traces/dynamic-table?limit=10&offset=5").get_json()
+    assert answer["title"] == "The dynamic table fills"
+    assert answer["count"] == answer["page"]["total"] > 10
+    rows = answer["page"]["events"]
+    assert [row["seq"] for row in rows] == list(range(5, 15))
+    settings = next(r for r in rows if r["name"] == "frame_created")
+    assert settings["direction"] == "sent" and settings["stream_type"] == "control"
+
+
+def test_events_filter_by_category_direction_and_search(client: FlaskClient) -> None:
+    base = "/api/traces/dynamic-table/events"
+    qpack = client.get(f"{base}?category=qpack").get_json()
+    assert qpack["total"] > 0 and {r["category"] for r in qpack["events"]} == {"qpack"}
+    received = client.get(f"{base}?direction=received").get_json()["events"]
+    assert {r["direction"] for r in received} == {"received"}
+    assert {r["name"] for r in received} <= {
+        "frame_parsed",
+        "instruction_parsed",
+        "stream_type_set",
+    }
+    found = client.get(f"{base}?q=REFERER").get_json()["events"]
+    assert found and all(
+        "referer" in r["summary"].lower() or r["name"].startswith("headers") for r in found
+    )
+    assert client.get(f"{base}?category=none").get_json()["total"] == 0
+
+
+def test_events_locate_a_step_among_the_filtered_rows(client: FlaskClient) -> None:
+    base = "/api/traces/dynamic-table/events?category=http3"
+    rows = client.get(f"{base}&limit=2000").get_json()["events"]
+    target = rows[7]["seq"]
+    assert client.get(f"{base}&limit=1&locate={target}").get_json()["located"] == 7
+    qpack_step = client.get("/api/traces/dynamic-table/events?category=qpack").get_json()
+    missing = qpack_step["events"][0]["seq"]
+    assert client.get(f"{base}&locate={missing}").get_json()["located"] is None
+
+
+def test_a_step_carries_the_event_bytes_fields_rfc_links_and_state(client: FlaskClient) -> None:
+    rows = client.get("/api/traces/dynamic-table/events?q=headers_encoded&limit=2000")
+    step = next(
+        r["seq"] for r in rows.get_json()["events"] if "Required Insert Count 3" in r["summary"]
+    )
+    answer = client.get(f"/api/traces/dynamic-table/steps/{step}").get_json()
+    event = answer["event"]
+    assert answer["step"] == step and answer["count"] > step
+    assert event["raw"] and len(event["bytes"]) == event["length"] == len(event["raw"]) // 2
+    first = event["fields"][0]
+    assert first["name"].startswith("Required Insert Count")
+    assert first["rfc_link"]["url"] == "https://www.rfc-editor.org/rfc/rfc9204#section-4.5.1.1"
+    assert first["rfc_link"]["title"] == "Required Insert Count"
+    split = [b for b in event["bytes"] if b["bit_fields"] is not None]
+    assert split and all(len(b["bit_fields"]) == 8 for b in split)
+    assert event["rfc"][0]["label"].startswith("RFC 9204 §")
+    table = answer["state"]["client"]["qpack"]["local_table"]
+    assert table["insert_count"] == 3
+    assert "client.qpack.unacknowledged_sections" in answer["changed"]
+
+
+def test_rfc_9114_sections_link_to_the_official_text(client: FlaskClient) -> None:
+    settings = client.get("/api/traces/first-get/events?q=SETTINGS&direction=sent").get_json()
+    step = settings["events"][0]["seq"]
+    links = client.get(f"/api/traces/first-get/steps/{step}").get_json()["event"]["rfc"]
+    assert {
+        "section": "9114#7.2.4",
+        "label": "RFC 9114 §7.2.4",
+        "title": "SETTINGS",
+        "url": "https://www.rfc-editor.org/rfc/rfc9114#section-7.2.4",
+    } in links
+
+
+def test_the_blocked_stream_example_shows_a_blocked_stream(client: FlaskClient) -> None:
+    rows = client.get("/api/traces/blocked-stream/events?q=blocked&category=qpack").get_json()
+    blocked = next(r["seq"] for r in rows["events"] if " blocked" in r["summary"])
+    state = client.get(f"/api/traces/blocked-stream/steps/{blocked}").get_json()["state"]
+    assert state["server"]["qpack"]["blocked_streams"] == [4]
+
+
+# -- errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/traces/no-such-trace",
+        "/api/traces/first-get/steps/100000",
+        "/api/traces/..%2f..%2fetc%2fpasswd",
+        "/api/traces/%2e%2e",
+        "/api/traces/a.b",
+        "/api/traces/" + "x" * 65,
+        "/api/traces/..%5c..%5cwin",
+        "/api/nothing-here",
+    ],
+)
+def test_unknown_or_invalid_ids_are_404_json(client: FlaskClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "error" in response.get_json()
+
+
+def test_a_traversal_id_never_reads_a_file_outside_the_traces_folder(
+    client: FlaskClient, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps(trace_document("secret", [])))
+    for trace_id in ("..%2fsecret", "../secret", "%2E%2E%2Fsecret"):
+        assert client.get(f"/api/traces/{trace_id}").status_code == 404
+        assert client.get(f"/trace/{trace_id}/step/0").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("limit=0", "'limit' must be between"),
+        ("limit=abc", "'limit' must be an integer"),
+        ("offset=-1", "'offset' must be between"),
+        ("category=html", "unknown ['html']"),
+        ("direction=up", "unknown ['up']"),
+    ],
+)
+def test_bad_query_arguments_are_400_with_the_reason(
+    client: FlaskClient, query: str, message: str
+) -> None:
+    response = client.get(f"/api/traces/first-get/events?{query}")
+    assert response.status_code == 400
+    assert message in response.get_json()["error"]
+
+
+# -- upload -------------------------------------------------------------------------------
+
+
+def test_a_native_trace_uploads_and_opens(client: FlaskClient, tmp_path: Path) -> None:
+    events = EXAMPLES[0].record()
+    status, answer = upload(client, json.dumps(trace_document("mine", events)).encode())
+    assert status == 201, answer
+    assert answer["kind"] == "saved" and answer["source_kind"] == "native"
+    assert answer["title"] == "mine" and answer["events"] == len(events)
+    assert read_trace(tmp_path / "traces" / f"{answer['id']}.json").events == events
+    assert client.get(f"/api/traces/{answer['id']}/steps/3").status_code == 200
+
+
+def test_an_aioquic_qlog_uploads(client: FlaskClient) -> None:
+    trace = Trace(title="q", meta={}, events=EXAMPLES[0].record(), created="2026-01-01")
+    qlog = to_qlog_03(trace)
+    status, answer = upload(client, json.dumps(qlog).encode(), "client.qlog")
+    assert status == 201, answer
+    assert answer["source_kind"] == "aioquic-qlog" and answer["events"] > 0
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"not json at all", "trace.json: not JSON"),
+        (b'{"format": "h3learn-trace", "version": 1}', "trace.json"),
+        (b'{"hello": 1}', "neither an h3learn trace"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"", "empty"),
+    ],
+)
+def test_an_invalid_upload_is_400_with_a_clear_error(
+    client: FlaskClient, tmp_path: Path, data: bytes, message: str
+) -> None:
+    status, answer = upload(client, data)
+    assert status == 400
+    assert message in answer["error"]
+    assert ".upload" not in answer["error"]  # the staging file's name is never shown
+    assert list((tmp_path / "traces").iterdir()) == []
+
+
+def test_an_upload_without_a_file_field_is_400(client: FlaskClient) -> None:
+    response = client.post("/api/traces", data={}, content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert "multipart field 'file'" in response.get_json()["error"]
+
+
+@pytest.mark.parametrize("extra", [1, 200 * 1024])
+def test_an_upload_over_the_limit_is_413(client: FlaskClient, tmp_path: Path, extra: int) -> None:
+    status, answer = upload(client, b" " * (UPLOAD_LIMIT + extra))
+    assert status == 413
+    assert "limit" in answer["error"]
+    assert list((tmp_path / "traces").iterdir()) == []
+
+
+def test_the_uploaded_file_name_is_never_used_as_a_path(
+    client: FlaskClient, tmp_path: Path
+) -> None:
+    data = json.dumps(trace_document("t", EXAMPLES[0].record())).encode()
+    status, answer = upload(client, data, "../../evil.json")
+    assert status == 201
+    assert answer["id"].startswith("upload-")
+    assert not (tmp_path.parent / "evil.json").exists()
+    files = [p.name for p in (tmp_path / "traces").iterdir()]
+    assert files == [f"{answer['id']}.json"]
+
+
+# -- download ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fmt", "ending", "key"),
+    [
+        ("native", ".json", "format"),
+        ("qlog", ".qlog", "file_schema"),
+        ("qlog-0.3", "-0.3.qlog", "qlog_version"),
+    ],
+)
+def test_download_in_each_format(client: FlaskClient, fmt: str, ending: str, key: str) -> None:
+    response = client.get(f"/api/traces/first-get/download?format={fmt}")
+    assert response.status_code == 200
+    disposition = response.headers["Content-Disposition"]
+    assert disposition == f'attachment; filename="first-get{ending}"'
+    assert key in json.loads(response.data)
+
+
+def test_download_of_an_unknown_format_is_400(client: FlaskClient) -> None:
+    response = client.get("/api/traces/first-get/download?format=pcap")
+    assert response.status_code == 400
+
+
+# -- untrusted text, headers, pages --------------------------------------------------------
+
+
+def test_the_xss_probe_comes_back_as_plain_data(app: Flask, tmp_path: Path) -> None:
+    events = save_probe_trace(tmp_path)
+    client = app.test_client()
+    response = client.get(f"/api/traces/xss-probe/steps/{probe_step(events)}")
+    assert response.mimetype == "application/json"
+    headers = response.get_json()["event"]["data"]["headers"]
+    assert {"name": "x-probe", "value": XSS_PROBE} in headers
+    page = client.get("/trace/xss-probe/step/0").get_data(as_text=True)
+    assert XSS_PROBE not in page
+    assert "title &lt;img src=x onerror=alert(1)&gt;" in page
+    index = client.get("/").get_data(as_text=True)
+    assert XSS_PROBE not in index
+
+
+def test_every_response_has_a_csp_without_inline_script_or_style(client: FlaskClient) -> None:
+    for path in ("/", "/trace/first-get/step/0", "/api/traces", "/static/js/step.js"):
+        policy = client.get(path).headers["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "style-src 'self'" in policy
+        assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+
+
+def test_pages_have_no_inline_script_or_style(client: FlaskClient) -> None:
+    for path in ("/", "/trace/first-get/step/0"):
+        page = client.get(path).get_data(as_text=True)
+        assert "<style" not in page and " style=" not in page and " on" + "click=" not in page
+        for chunk in page.split("<script")[1:]:
+            assert " src=" in chunk.split(">")[0]
+
+
+def test_a_step_page_has_its_own_url(client: FlaskClient) -> None:
+    page = client.get("/trace/first-get/step/14")
+    assert page.status_code == 200
+    assert 'data-step="14"' in page.get_data(as_text=True)
+    assert client.get("/trace/first-get").headers["Location"].endswith("/trace/first-get/step/0")
+    assert client.get("/trace/first-get/step/9999").status_code == 404
+
+
+def test_the_socketio_client_is_served_locally(client: FlaskClient) -> None:
+    response = client.get("/vendor/socket.io.min.js")
+    assert response.status_code == 200
+    assert response.mimetype == "text/javascript"
+    assert b"io" in response.data
+
+
+def test_a_missing_socketio_client_is_a_clear_503(tmp_path: Path) -> None:
+    app = make_app(tmp_path, SOCKETIO_CLIENT=str(tmp_path / "missing.js"))
+    response = app.test_client().get("/vendor/socket.io.min.js")
+    assert response.status_code == 503
+    assert b"npm ci" in response.data
+
+
+def test_socketio_connects_in_threading_mode(app: Flask) -> None:
+    assert socketio.async_mode == "threading"
+    client = socketio.test_client(app, flask_test_client=app.test_client())
+    assert client.is_connected()
+    received = client.get_received()
+    assert received[0]["name"] == "hello"
+    client.disconnect()
