@@ -1,0 +1,246 @@
+"""The step-through page in Debian's Chromium, driven by Playwright.
+
+A real server (Werkzeug's, on a free port, in a thread) serves the app on a temporary data
+directory. The tests open an example, step with the buttons and the keyboard, follow a
+deep link, play, filter, upload and download, check that the XSS probe renders as text,
+and take screenshots of the laptop and projector layouts into /tmp.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+from web_helpers import XSS_PROBE, make_app, probe_step, save_probe_trace
+
+from h3learn.scenarios.examples import EXAMPLES
+from h3learn.trace.store import trace_document
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+werkzeug_serving = pytest.importorskip("werkzeug.serving")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("h3learn-data")
+
+
+@pytest.fixture(scope="module")
+def probe_events(data_dir: Path) -> list:  # type: ignore[type-arg]
+    return save_probe_trace(data_dir)
+
+
+@pytest.fixture(scope="module")
+def base_url(data_dir: Path, probe_events: list) -> Iterator[str]:  # type: ignore[type-arg]
+    server = werkzeug_serving.make_server("127.0.0.1", 0, make_app(data_dir), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    chromium = require_tool("chromium")
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1440, "height": 900})  # type: ignore[attr-defined]
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on(
+        "console",
+        lambda message: errors.append(message.text) if message.type == "error" else None,
+    )
+    opened.errors = errors
+    yield opened
+    context.close()
+    assert not [e for e in errors if "alert" in e or "Content Security Policy" in e], errors
+
+
+def open_step(page: object, base_url: str, trace_id: str, step: int) -> None:
+    page.goto(f"{base_url}/trace/{trace_id}/step/{step}")  # type: ignore[attr-defined]
+    wait_for_step(page, step)
+
+
+def wait_for_step(page: object, step: int) -> None:
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "step => document.getElementById('step-number').textContent === String(step)"
+        " && document.querySelector('.row.current') !== null"
+        " && document.querySelector('.row.current').dataset.seq === String(step)",
+        arg=step,
+    )
+
+
+def test_open_an_example_from_the_list_and_step_with_buttons(page: object, base_url: str) -> None:
+    page.goto(base_url + "/")  # type: ignore[attr-defined]
+    page.get_by_role("link", name="A first GET").click()  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+    assert page.url.endswith("/trace/first-get/step/0")  # type: ignore[attr-defined]
+    assert page.locator("#first").is_disabled()  # type: ignore[attr-defined]
+    page.click("#next")  # type: ignore[attr-defined]
+    wait_for_step(page, 1)
+    page.click("#last")  # type: ignore[attr-defined]
+    last = len(EXAMPLES[0].record()) - 1
+    wait_for_step(page, last)
+    assert page.url.endswith(f"/step/{last}")  # type: ignore[attr-defined]
+    assert page.locator("#next").is_disabled()  # type: ignore[attr-defined]
+    page.click("#prev")  # type: ignore[attr-defined]
+    wait_for_step(page, last - 1)
+    page.click("#first")  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+
+
+def test_keyboard_steps_plays_and_opens_the_help(page: object, base_url: str) -> None:
+    open_step(page, base_url, "dynamic-table", 10)
+    keyboard = page.keyboard  # type: ignore[attr-defined]
+    keyboard.press("ArrowRight")
+    wait_for_step(page, 11)
+    keyboard.press("ArrowLeft")
+    keyboard.press("ArrowLeft")
+    wait_for_step(page, 9)
+    keyboard.press("End")
+    wait_for_step(page, len(EXAMPLES[1].record()) - 1)
+    keyboard.press("Home")
+    wait_for_step(page, 0)
+    page.select_option("#speed", "10")  # type: ignore[attr-defined]
+    page.locator("body").focus()  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    page.wait_for_function("() => Number(document.getElementById('step-number').textContent) >= 3")  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    keyboard.press("?")
+    assert page.locator("#help").is_visible()  # type: ignore[attr-defined]
+    keyboard.press("Escape")
+    assert not page.locator("#help").is_visible()  # type: ignore[attr-defined]
+
+
+def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base_url: str) -> None:
+    events = EXAMPLES[1].record()
+    step = next(e.seq for e in events if e.name == "dynamic_table_updated")
+    open_step(page, base_url, "dynamic-table", step)
+    assert page.locator("#jump").input_value() == str(step)  # type: ignore[attr-defined]
+    assert "insert [0]" in page.text_content("#step-summary")  # type: ignore[attr-defined]
+    inserted = page.locator("#state tr.inserted")  # type: ignore[attr-defined]
+    assert inserted.count() == 1
+    assert ":authority" in inserted.first.text_content()
+    encoded = next(e.seq for e in events if e.name == "headers_encoded" and e.seq > step)
+    page.fill("#jump", str(encoded))  # type: ignore[attr-defined]
+    page.press("#jump", "Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, encoded)
+    assert page.locator("#bytes .hex .b").count() == 2 * len(events[encoded].raw)  # type: ignore[attr-defined]
+    assert page.locator("#bytes .bit-group").count() > 0  # type: ignore[attr-defined]
+    page.hover("#bytes .field-list li:first-child")  # type: ignore[attr-defined]
+    detail = page.text_content("#bytes .field-detail")  # type: ignore[attr-defined]
+    assert "Required Insert Count" in detail and "Value:" in detail
+    assert page.locator("#bytes .hex-bytes .b.hl").count() >= 1  # type: ignore[attr-defined]
+    href = page.get_attribute("#rfc a", "href")  # type: ignore[attr-defined]
+    assert href.startswith("https://www.rfc-editor.org/rfc/rfc9204#section-")
+
+
+def test_clicking_the_diagram_jumps_and_filters_narrow_it(page: object, base_url: str) -> None:
+    open_step(page, base_url, "first-get", 0)
+    page.click(".row[data-seq='3']")  # type: ignore[attr-defined]
+    wait_for_step(page, 3)
+    assert page.url.endswith("/step/3")  # type: ignore[attr-defined]
+    page.uncheck(".filters input[value=qpack]")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => document.getElementById('diagram-count').textContent.includes('matching')"
+    )
+    assert page.locator(".row.cat-qpack").count() == 0  # type: ignore[attr-defined]
+    page.fill("#search", "DATA")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => [...document.querySelectorAll('.row')].every(r => r.textContent.includes('DATA'))"
+    )
+    assert page.locator(".row").count() >= 2  # type: ignore[attr-defined]
+
+
+def test_the_xss_probe_renders_as_text(
+    page: object,
+    base_url: str,
+    probe_events: list,  # type: ignore[type-arg]
+) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
+    step = probe_step(probe_events)
+    open_step(page, base_url, "xss-probe", step)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert dialogs == []
+    assert page.locator("img").count() == 0  # type: ignore[attr-defined]
+    values = page.locator("#bytes .field-value").all_text_contents()  # type: ignore[attr-defined]
+    assert XSS_PROBE in values
+    assert page.text_content("#trace-title") == f"title {XSS_PROBE}"  # type: ignore[attr-defined]
+    page.goto(base_url + "/")  # type: ignore[attr-defined]
+    assert page.locator("img").count() == 0  # type: ignore[attr-defined]
+    assert page.get_by_text(f"title {XSS_PROBE}").count() == 1  # type: ignore[attr-defined]
+
+
+def test_upload_opens_the_trace_and_errors_are_shown(
+    page: object, base_url: str, tmp_path: Path
+) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text("{ not json")
+    page.goto(base_url + "/")  # type: ignore[attr-defined]
+    page.set_input_files("#upload-file", str(bad))  # type: ignore[attr-defined]
+    page.click("#upload-form button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_selector("#upload-error:not([hidden])")  # type: ignore[attr-defined]
+    assert "broken.json: not JSON" in page.text_content("#upload-error")  # type: ignore[attr-defined]
+    good = tmp_path / "mine.json"
+    good.write_text(json.dumps(trace_document("My upload", EXAMPLES[3].record())))
+    page.set_input_files("#upload-file", str(good))  # type: ignore[attr-defined]
+    page.click("#upload-form button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_url("**/trace/upload-*/step/0")  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+    assert page.text_content("#trace-title") == "My upload"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("link", "key"), [("#download-native", "events"), ("#download-qlog03", "qlog_version")]
+)
+def test_download_links_save_the_trace(page: object, base_url: str, link: str, key: str) -> None:
+    open_step(page, base_url, "post-with-trailers", 0)
+    with page.expect_download() as info:  # type: ignore[attr-defined]
+        page.click(link)  # type: ignore[attr-defined]
+    download = info.value
+    assert download.suggested_filename.startswith("post-with-trailers")
+    assert key in json.loads(Path(download.path()).read_text())
+
+
+def test_socketio_connects_over_websocket(page: object, base_url: str) -> None:
+    open_step(page, base_url, "first-get", 0)
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => window.h3learnSocket && window.h3learnSocket.connected"
+        " && window.h3learnSocket.io.engine.transport.name === 'websocket'"
+    )
+    assert page.text_content("#live-status") == "live: connected"  # type: ignore[attr-defined]
+
+
+def test_projector_mode_toggles_and_screenshots(page: object, base_url: str) -> None:
+    open_step(page, base_url, "dynamic-table", 45)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    page.screenshot(path="/tmp/h3learn-laptop.png")  # type: ignore[attr-defined]
+    small = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")  # type: ignore[attr-defined]
+    page.click("#projector-toggle")  # type: ignore[attr-defined]
+    assert page.get_attribute("html", "class") == "projector"  # type: ignore[attr-defined]
+    large = page.evaluate("() => getComputedStyle(document.documentElement).fontSize")  # type: ignore[attr-defined]
+    assert float(large.removesuffix("px")) > float(small.removesuffix("px"))
+    page.set_viewport_size({"width": 1920, "height": 1080})  # type: ignore[attr-defined]
+    wait_for_step(page, 45)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    page.screenshot(path="/tmp/h3learn-projector.png")  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    wait_for_step(page, 45)
+    assert page.get_attribute("html", "class") == "projector"  # type: ignore[attr-defined]
+    page.keyboard.press("p")  # type: ignore[attr-defined]
+    assert page.get_attribute("html", "class") == ""  # type: ignore[attr-defined]
