@@ -77,7 +77,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.settings import Settings
-from h3learn.trace.store import LiveTrace, TraceFormatError, now_iso
+from h3learn.trace.store import LiveTrace, TraceFormatError
 from h3learn.transport.quic import H3_ALPN, H3OverQuic, close_reason
 
 Header = tuple[bytes, bytes]
@@ -115,7 +115,7 @@ class ConnectionRecording:
     ) -> None:
         self._began = time.monotonic()
         self.title = title
-        self.meta = {"epoch": now_iso(), **meta}
+        self.meta = {"epoch": datetime.now(UTC).isoformat(timespec="milliseconds"), **meta}
         self.log = EventLog(clock=self._elapsed_ms)
         self.final_path = final_path if final_path is not None else path
         self.live: LiveTrace | None = None
@@ -575,6 +575,8 @@ class H3ClientProtocol(QuicConnectionProtocol):
 
     def error_received(self, exc: Exception) -> None:
         """An ICMP error for the connected socket, e.g. port unreachable: fail at once."""
+        if self.handshake.done():
+            exc = FetchError(f"the connection broke: {exc}")
         self._fail_all(exc)
         self._closed.set()
 
@@ -742,6 +744,7 @@ async def _fetch_origin(
         if info[0] in (socket.AF_INET, socket.AF_INET6) and candidate not in addresses:
             addresses.append(candidate)
     refused: list[str] = []
+    unreachable: list[str] = []
     for family, sockaddr in addresses:
         try:
             return await _fetch_at(
@@ -749,6 +752,10 @@ async def _fetch_origin(
             )
         except ConnectionRefusedError:
             refused.append(format_address(sockaddr))
+        except OSError as error:  # no route, no such interface, ...
+            unreachable.append(f"{format_address(sockaddr)} ({error.strerror or error})")
+    if unreachable:
+        raise FetchError(f"cannot reach {', '.join(refused + unreachable)}")
     raise FetchError(
         f"connection refused by {', '.join(refused)}: nothing listens on UDP port {port}"
     )
@@ -767,15 +774,6 @@ async def _fetch_at(
 ) -> list[Response]:
     loop = asyncio.get_running_loop()
     peer = format_address(sockaddr)
-    journal = None
-    if record is not None:
-        journal = record.parent / f".{record.name}.{secrets.token_hex(4)}.journal"
-    recording = ConnectionRecording(
-        f"h3learn get: connection to {peer}",
-        {"peer_address": peer, "capture": "h3learn get"},
-        journal,
-        record,
-    )
     sock = socket.socket(family, socket.SOCK_DGRAM)
     try:
         sock.setblocking(False)
@@ -784,7 +782,19 @@ async def _fetch_at(
         sock.close()
         raise
     quic = QuicConnection(configuration=configuration)
-    recording.meta["odcid"] = quic.original_destination_connection_id.hex()
+    journal = None
+    if record is not None:
+        journal = record.parent / f".{record.name}.{secrets.token_hex(4)}.journal"
+    recording = ConnectionRecording(
+        f"h3learn get: connection to {peer}",
+        {
+            "odcid": quic.original_destination_connection_id.hex(),
+            "peer_address": peer,
+            "capture": "h3learn get",
+        },
+        journal,
+        record,
+    )
     transport, protocol = await loop.create_datagram_endpoint(
         lambda: H3ClientProtocol(quic, recording, settings), sock=sock
     )
