@@ -35,7 +35,7 @@ import signal
 import struct
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from aioquic.quic.configuration import QuicConfiguration
@@ -64,8 +64,6 @@ Header = tuple[bytes, bytes]
 SERVER_NAME = b"h3learn"
 #: RFC 9110 §9.1: the methods this server implements.
 ALLOWED_METHODS = (b"GET", b"HEAD", b"POST")
-#: A request body larger than this is still counted, but not kept.
-MAX_KEPT_BODY = 64 * 1024
 
 
 # -- the application: requests in, responses out (sans-IO) -------------------------------
@@ -76,10 +74,11 @@ class _Request:
     """A request being received on one request stream (RFC 9114 §4.1)."""
 
     headers: list[Header]
+    #: Bytes of content received so far (the DATA frames' payloads, RFC 9114 §7.2.1).
     body_length: int = 0
-    body: bytearray = field(default_factory=bytearray)
 
-    def pseudo(self, name: bytes) -> bytes:
+    def field_value(self, name: bytes) -> bytes:
+        """The value of the first field line named ``name`` (b"" if there is none)."""
         for field_name, value in self.headers:
             if field_name == name:
                 return value
@@ -136,8 +135,6 @@ class PageServer:
             if request is None:
                 return
             request.body_length += len(event.data)
-            if len(request.body) < MAX_KEPT_BODY:
-                request.body += event.data[: MAX_KEPT_BODY - len(request.body)]
             if event.stream_ended:
                 self._answer(h3, event.stream_id)
         elif isinstance(event, StreamEnded):
@@ -149,7 +146,7 @@ class PageServer:
     def _answer(self, h3: H3Connection, stream_id: int) -> None:
         request = self._requests.pop(stream_id)
         response = respond(request)
-        head_only = request.pseudo(b":method") == b"HEAD"
+        head_only = request.field_value(b":method") == b"HEAD"
         try:
             h3.send_headers(stream_id, response.header_section(), end_stream=head_only)
             if not head_only:
@@ -158,15 +155,15 @@ class PageServer:
             return  # the stream was reset or the connection closed meanwhile
         self.answered += 1
         self.log(
-            f"{_text(request.pseudo(b':method'))} {_text(request.pseudo(b':path'))}"
+            f"{_text(request.field_value(b':method'))} {_text(request.field_value(b':path'))}"
             f" → {response.status} ({len(response.body)} bytes, stream {stream_id})"
         )
 
 
 def respond(request: _Request) -> Response:
     """The response to a complete request: the whole of this server's behaviour."""
-    method = request.pseudo(b":method")
-    path = request.pseudo(b":path")
+    method = request.field_value(b":method")
+    path = request.field_value(b":path")
     if method not in ALLOWED_METHODS:
         return Response(
             405,
@@ -194,8 +191,8 @@ def page(request: _Request) -> bytes:
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8"><title>h3learn</title></head>\n'
         "<body><h1>Hello from h3learn over HTTP/3</h1>\n"
-        f"<p>Your {_text(request.pseudo(b':method'))} request for"
-        f" <code>{_text(request.pseudo(b':path'))}</code> arrived in these field lines"
+        f"<p>Your {_text(request.field_value(b':method'))} request for"
+        f" <code>{_text(request.field_value(b':path'))}</code> arrived in these field lines"
         " (RFC 9114 §4.3.1: pseudo-header fields first):</p>\n"
         f'<table id="request-fields">\n{rows}\n</table>\n'
         "</body></html>\n"
