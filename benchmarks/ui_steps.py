@@ -1,0 +1,104 @@
+"""The step-through page on a large trace: time to the first rendered step, step latency.
+
+A trace of about 10,000 events (many requests over one connection with a dynamic table,
+RFC 9204 §2.1, recorded over the in-memory transport) is saved in a temporary data
+directory and served by the web app (Werkzeug in a thread). Headless Chromium (Debian's,
+/usr/bin/chromium) opens its middle step and then presses → N times. Printed: the time
+from navigation to the first rendered step (goal < 1 s) and the p50/p95 latency from a key
+press to the next step being rendered (goal p95 < 50 ms). Each latency is measured from
+Python, so it includes Playwright's round trip (a few ms).
+
+Usage: python benchmarks/ui_steps.py [--events 10000] [--steps 200] [--chromium PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+from werkzeug.serving import make_server
+
+from h3learn.events import Event
+from h3learn.scenarios.examples import DYNAMIC, request, respond
+from h3learn.trace.store import write_trace
+from h3learn.transport.memory import MemoryPair
+from h3learn.web import create_app
+
+
+def many_requests(events: int) -> list[Event]:
+    """Requests with a few changing fields until the trace has at least ``events`` events."""
+    pair = MemoryPair.create(client_settings=DYNAMIC, server_settings=DYNAMIC)
+    pair.pump()
+    number = 0
+    while len(pair.log.events) < events:
+        number += 1
+        pair.advance(1)
+        headers = request(f"/item/{number}", "GET", (b"cookie", f"session={number % 50}".encode()))
+        stream_id = pair.client.send_request(headers, end_stream=True)
+        pair.pump()
+        respond(pair, stream_id, f"item {number}\n".encode())
+        pair.pump()
+    return pair.log.events
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    args = parser.parse_args()
+
+    events = many_requests(args.events)
+    with tempfile.TemporaryDirectory() as directory:
+        traces = Path(directory) / "traces"
+        traces.mkdir()
+        write_trace(traces / "large.json", "large", events)
+        app = create_app({"DATA_DIR": directory})
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        start_step = len(events) // 2
+        url = f"http://127.0.0.1:{server.server_port}/trace/large/step/{start_step}"
+        rendered = (
+            "step => document.getElementById('step-number').textContent === String(step)"
+            " && document.querySelector('.row.current') !== null"
+        )
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=args.chromium)
+                page = browser.new_page(viewport={"width": 1440, "height": 900})
+                began = time.perf_counter()
+                page.goto(url)
+                page.wait_for_function(rendered, arg=start_step)
+                first = time.perf_counter() - began
+                latencies: list[float] = []
+                for step in range(start_step + 1, start_step + 1 + args.steps):
+                    began = time.perf_counter()
+                    page.keyboard.press("ArrowRight")
+                    page.wait_for_function(rendered, arg=step, polling="raf")
+                    latencies.append(time.perf_counter() - began)
+                browser.close()
+        finally:
+            server.shutdown()
+            thread.join(timeout=10)
+
+    print(f"trace: {len(events)} events; opened at step {start_step}")
+    print(f"time to the first rendered step: {first * 1000:.0f} ms (goal < 1000 ms)")
+    p50 = statistics.median(latencies) * 1000
+    p95 = percentile(latencies, 0.95) * 1000
+    print(f"step latency over {len(latencies)} steps: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    print("(goal p95 < 50 ms)")
+
+
+if __name__ == "__main__":
+    main()
