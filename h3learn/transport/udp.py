@@ -284,7 +284,9 @@ class H3ServerProtocol(QuicConnectionProtocol):
 
     def shut_down(self) -> None:
         """Close gracefully: GOAWAY (RFC 9114 §5.2), then CONNECTION_CLOSE (§5.3)."""
-        if self.finished:
+        if self.finished or self._quic._close_event is not None:
+            # Already closing, or draining after the peer's close (RFC 9000 §10.2): the
+            # connection ends by itself within three PTOs, and its trace with it.
             return
         if self.bridge is None:
             self.close()  # still in the handshake: a QUIC close is all there is
@@ -675,7 +677,7 @@ def connection_failure(event: ConnectionTerminated) -> FetchError:
         )
     if event.frame_type is None:
         return FetchError(f"the server closed the connection with {describe_close(event)}")
-    return FetchError(f"the connection closed: {close_reason(event)}")
+    return FetchError(f"the connection ended: {close_reason(event)}")
 
 
 async def fetch(
