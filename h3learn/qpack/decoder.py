@@ -65,9 +65,10 @@ from h3learn.qpack.field_lines import (
     max_entries,
     parse_field_line,
 )
+from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
 from h3learn.qpack.static_table import STATIC_TABLE, STATIC_TABLE_SIZE
 from h3learn.wire.errors import MalformedInput, NeedMoreData
-from h3learn.wire.spans import SpanReader, SpanWriter, display
+from h3learn.wire.spans import SpanReader, SpanWriter
 
 Header = tuple[bytes, bytes]
 
@@ -145,7 +146,14 @@ class Decoder:
                     raise EncoderStreamError(error.rule, error.rfc) from None
                 position = reader.position
                 if self.recorder.enabled:
-                    self._record_instruction(instruction, reader)
+                    record_instruction(
+                        self.recorder,
+                        "instruction_parsed",
+                        self.encoder_stream_id,
+                        instruction,
+                        reader.unit(),
+                        reader.field_spans(),
+                    )
                 self._execute(instruction)
         finally:
             del buffer[:position]
@@ -217,18 +225,6 @@ class Decoder:
                 "9204#2.2.3",
             )
         return entry.name, entry.value
-
-    def _record_instruction(self, instruction: EncoderInstruction, reader: SpanReader) -> None:
-        self.recorder.record(
-            category="qpack",
-            name="instruction_parsed",
-            stream_id=self.encoder_stream_id,
-            data=instruction.qlog(),
-            raw=reader.unit(),
-            fields=reader.field_spans(),
-            rfc=(instruction.section,),
-            summary=f"encoder stream: {instruction.describe()}",
-        )
 
     # -- field sections (RFC 9204 §4.5) ---------------------------------------------------
 
@@ -440,49 +436,32 @@ class Decoder:
         resolved: list[_ResolvedLine],
         reader: SpanReader,
     ) -> None:
-        lines = []
-        for result in resolved:
-            entry: dict[str, Any] = {
-                "representation": type(result.line).__name__,
-                **result.line.qlog(),
-                "name": display(result.name),
-                "value": display(result.value),
-                "table": result.table,
-            }
-            if result.absolute_index is not None:
-                entry["absolute_index"] = result.absolute_index
-            if result.static_index is not None:
-                entry["static_index"] = result.static_index
-            lines.append(entry)
-        self.recorder.record(
-            category="qpack",
-            name="headers_decoded",
-            stream_id=section.stream_id,
-            data={
-                "stream_id": section.stream_id,
-                "headers": [
-                    {"name": display(name), "value": display(value)}
-                    for name, value in section.headers
-                ],
-                "prefix": {
-                    "encoded_insert_count": prefix.encoded_insert_count,
-                    "max_entries": max_entries(self.max_table_capacity),
-                    "total_inserts": self.table.insert_count,
-                    "required_insert_count": section.required_insert_count,
-                    "sign": prefix.sign,
-                    "delta_base": prefix.delta_base,
-                    "base": section.base,
-                },
-                "field_lines": lines,
+        record_field_section(
+            self.recorder,
+            "headers_decoded",
+            section.stream_id,
+            section.headers,
+            {
+                "encoded_insert_count": prefix.encoded_insert_count,
+                "max_entries": max_entries(self.max_table_capacity),
+                "total_inserts": self.table.insert_count,
+                "required_insert_count": section.required_insert_count,
+                "sign": prefix.sign,
+                "delta_base": prefix.delta_base,
+                "base": section.base,
             },
-            raw=reader.unit(),
-            fields=reader.field_spans(),
-            rfc=("9204#4.5",),
-            summary=(
-                f"decoded field section on stream {section.stream_id}: {len(section.headers)}"
-                f" fields, Required Insert Count {section.required_insert_count},"
-                f" Base {section.base}"
-            ),
+            [
+                field_line_json(
+                    result.line,
+                    result.name,
+                    result.value,
+                    result.absolute_index,
+                    result.static_index,
+                )
+                for result in resolved
+            ],
+            reader.unit(),
+            reader.field_spans(),
         )
 
     # -- stream cancellation (RFC 9204 §2.2.2.2) -------------------------------------------
@@ -511,13 +490,11 @@ class Decoder:
         instruction.serialize(writer)
         self._out += writer.buffer
         if self.recorder.enabled:
-            self.recorder.record(
-                category="qpack",
-                name="instruction_created",
-                stream_id=self.decoder_stream_id,
-                data=instruction.qlog(),
-                raw=writer.unit(),
-                fields=writer.field_spans(),
-                rfc=(instruction.section,),
-                summary=f"decoder stream: {instruction.describe()}",
+            record_instruction(
+                self.recorder,
+                "instruction_created",
+                self.decoder_stream_id,
+                instruction,
+                writer.unit(),
+                writer.field_spans(),
             )

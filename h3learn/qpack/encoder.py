@@ -96,6 +96,7 @@ from h3learn.qpack.field_lines import (
     encode_required_insert_count,
     max_entries,
 )
+from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
 from h3learn.qpack.static_table import STATIC_INDEX_BY_FIELD, STATIC_INDEX_BY_NAME
 from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.prefixed_int import prefixed_int_length
@@ -514,15 +515,13 @@ class Encoder:
         instruction.serialize(writer)
         encoder_stream += writer.buffer
         if self.recorder.enabled:
-            self.recorder.record(
-                category="qpack",
-                name="instruction_created",
-                stream_id=self.encoder_stream_id,
-                data=instruction.qlog(),
-                raw=writer.unit(),
-                fields=writer.field_spans(),
-                rfc=(instruction.section,),
-                summary=f"encoder stream: {instruction.describe()}",
+            record_instruction(
+                self.recorder,
+                "instruction_created",
+                self.encoder_stream_id,
+                instruction,
+                writer.unit(),
+                writer.field_spans(),
             )
 
     def _h(self) -> bool | None:
@@ -631,43 +630,19 @@ class Encoder:
         writer: SpanWriter,
         prefix: dict[str, Any],
     ) -> None:
-        field_lines = []
-        for plan, line in zip(plans, lines, strict=True):
-            entry: dict[str, Any] = {
-                "representation": type(line).__name__,
-                **line.qlog(),
-                "name": display(plan.name),
-                "value": display(plan.value),
-            }
-            if plan.absolute_index is not None:
-                entry["table"] = "dynamic"
-                entry["absolute_index"] = plan.absolute_index
-            elif plan.static_index is not None:
-                entry["table"] = "static"
-                entry["static_index"] = plan.static_index
-            else:
-                entry["table"] = "literal"
-            field_lines.append(entry)
-        self.recorder.record(
-            category="qpack",
-            name="headers_encoded",
-            stream_id=stream_id,
-            data={
-                "stream_id": stream_id,
-                "headers": [
-                    {"name": display(name), "value": display(value)} for name, value in headers
-                ],
-                "prefix": prefix,
-                "field_lines": field_lines,
-            },
-            raw=writer.unit(),
-            fields=writer.field_spans(),
-            rfc=("9204#4.5",),
-            summary=(
-                f"encoded field section on stream {stream_id}: {len(headers)} fields,"
-                f" Required Insert Count {prefix['required_insert_count']},"
-                f" Base {prefix['base']}"
-            ),
+        field_lines = [
+            field_line_json(line, plan.name, plan.value, plan.absolute_index, plan.static_index)
+            for plan, line in zip(plans, lines, strict=True)
+        ]
+        record_field_section(
+            self.recorder,
+            "headers_encoded",
+            stream_id,
+            headers,
+            prefix,
+            field_lines,
+            writer.unit(),
+            writer.field_spans(),
         )
 
     # -- the decoder stream (RFC 9204 §4.4) ------------------------------------------------
@@ -688,15 +663,13 @@ class Encoder:
                     raise DecoderStreamError(error.rule, error.rfc) from None
                 position = reader.position
                 if self.recorder.enabled:
-                    self.recorder.record(
-                        category="qpack",
-                        name="instruction_parsed",
-                        stream_id=self.decoder_stream_id,
-                        data=instruction.qlog(),
-                        raw=reader.unit(),
-                        fields=reader.field_spans(),
-                        rfc=(instruction.section,),
-                        summary=f"decoder stream: {instruction.describe()}",
+                    record_instruction(
+                        self.recorder,
+                        "instruction_parsed",
+                        self.decoder_stream_id,
+                        instruction,
+                        reader.unit(),
+                        reader.field_spans(),
                     )
                 self._execute(instruction)
         finally:

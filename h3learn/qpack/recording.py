@@ -1,0 +1,99 @@
+"""How the QPACK encoder and decoder report instructions and field sections (RFC 9204 §4).
+
+Both sides record the same two kinds of event in the same shapes (docs/events.md): an
+instruction on the encoder or decoder stream (§4.3, §4.4), and a field section with its
+prefix calculation and what each field line stood for (§4.5). These helpers build them, so
+the encoder's ``headers_encoded`` and the decoder's ``headers_decoded`` cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from h3learn.events import FieldSpan, Recorder
+from h3learn.qpack.decoder_instructions import DecoderInstruction
+from h3learn.qpack.encoder_instructions import EncoderInstruction
+from h3learn.qpack.field_lines import FieldLine
+from h3learn.wire.spans import display
+
+Header = tuple[bytes, bytes]
+
+
+def record_instruction(
+    recorder: Recorder,
+    name: str,
+    stream_id: int | None,
+    instruction: EncoderInstruction | DecoderInstruction,
+    raw: bytes,
+    fields: tuple[FieldSpan, ...],
+) -> None:
+    """An ``instruction_created`` or ``instruction_parsed`` event."""
+    stream = "encoder" if isinstance(instruction, EncoderInstruction) else "decoder"
+    recorder.record(
+        category="qpack",
+        name=name,
+        stream_id=stream_id,
+        data=instruction.qlog(),
+        raw=raw,
+        fields=fields,
+        rfc=(instruction.section,),
+        summary=f"{stream} stream: {instruction.describe()}",
+    )
+
+
+def field_line_json(
+    line: FieldLine,
+    name: bytes,
+    value: bytes,
+    absolute_index: int | None,
+    static_index: int | None,
+) -> dict[str, Any]:
+    """What one field line was, and what it stood for."""
+    entry: dict[str, Any] = {
+        "representation": type(line).__name__,
+        **line.qlog(),
+        "name": display(name),
+        "value": display(value),
+    }
+    if absolute_index is not None:
+        entry["table"] = "dynamic"
+        entry["absolute_index"] = absolute_index
+    elif static_index is not None:
+        entry["table"] = "static"
+        entry["static_index"] = static_index
+    else:
+        entry["table"] = "literal"
+    return entry
+
+
+def record_field_section(
+    recorder: Recorder,
+    name: str,
+    stream_id: int,
+    headers: Sequence[Header],
+    prefix: dict[str, Any],
+    field_lines: list[dict[str, Any]],
+    raw: bytes,
+    fields: tuple[FieldSpan, ...],
+) -> None:
+    """A ``headers_encoded`` or ``headers_decoded`` event."""
+    verb = "encoded" if name == "headers_encoded" else "decoded"
+    recorder.record(
+        category="qpack",
+        name=name,
+        stream_id=stream_id,
+        data={
+            "stream_id": stream_id,
+            "headers": [{"name": display(n), "value": display(v)} for n, v in headers],
+            "prefix": prefix,
+            "field_lines": field_lines,
+        },
+        raw=raw,
+        fields=fields,
+        rfc=("9204#4.5",),
+        summary=(
+            f"{verb} field section on stream {stream_id}: {len(headers)} fields,"
+            f" Required Insert Count {prefix['required_insert_count']}, Base {prefix['base']}"
+        ),
+    )
