@@ -51,7 +51,40 @@ def bit_string(value: int, count: int) -> str:
     return format(value, f"0{count}b")
 
 
-class SpanReader:
+class _Labeller:
+    """What the reader and the writer share: the list of spans and how one is noted."""
+
+    #: Where the unit starts in the underlying bytes; span offsets are counted from here.
+    start = 0
+    spans: list[FieldSpan] | None
+
+    def _note(
+        self,
+        name: str,
+        offset: int,
+        length: int,
+        value: Any,
+        explain: str,
+        rfc: str,
+        bit_offset: int | None = None,
+        bit_length: int | None = None,
+    ) -> None:
+        assert self.spans is not None
+        self.spans.append(
+            FieldSpan(
+                name=name,
+                offset=offset - self.start,
+                length=length,
+                value=value,
+                explain=explain,
+                rfc=rfc,
+                bit_offset=bit_offset,
+                bit_length=bit_length,
+            )
+        )
+
+
+class SpanReader(_Labeller):
     """Reads fields from ``data`` starting at ``offset``; see the module docstring.
 
     Span offsets are counted from ``offset`` (the start of the unit being parsed). Raises
@@ -81,31 +114,6 @@ class SpanReader:
             return self.data[self.position]
         except IndexError:
             raise NeedMoreData from None
-
-    def _note(
-        self,
-        name: str,
-        offset: int,
-        length: int,
-        value: Any,
-        explain: str,
-        rfc: str,
-        bit_offset: int | None = None,
-        bit_length: int | None = None,
-    ) -> None:
-        assert self.spans is not None
-        self.spans.append(
-            FieldSpan(
-                name=name,
-                offset=offset - self.start,
-                length=length,
-                value=value,
-                explain=explain,
-                rfc=rfc,
-                bit_offset=bit_offset,
-                bit_length=bit_length,
-            )
-        )
 
     # -- fields --------------------------------------------------------------------------
 
@@ -230,38 +238,13 @@ class SpanReader:
         return tuple(self.spans) if self.spans is not None else ()
 
 
-class SpanWriter:
+class SpanWriter(_Labeller):
     """Writes fields into a buffer, left to right, noting a span for each (when recording)."""
 
     def __init__(self, record: bool = True) -> None:
         self.buffer = bytearray()
         self.bit = 0
         self.spans: list[FieldSpan] | None = [] if record else None
-
-    def _note(
-        self,
-        name: str,
-        offset: int,
-        length: int,
-        value: Any,
-        explain: str,
-        rfc: str,
-        bit_offset: int | None = None,
-        bit_length: int | None = None,
-    ) -> None:
-        assert self.spans is not None
-        self.spans.append(
-            FieldSpan(
-                name=name,
-                offset=offset,
-                length=length,
-                value=value,
-                explain=explain,
-                rfc=rfc,
-                bit_offset=bit_offset,
-                bit_length=bit_length,
-            )
-        )
 
     def bits(
         self, value: int, count: int, name: str, explain: str, rfc: str, shown: Any = None
