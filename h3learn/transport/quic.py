@@ -22,8 +22,12 @@ Stream IDs need no translation: `H3Connection` numbers its streams the QUIC way
 (RFC 9000 §2.1: client bidirectional 0, 4, 8, ...; client unidirectional 2, 6, 10, ...;
 server unidirectional 3, 7, 11, ...), and aioquic creates a locally-initiated stream the
 first time data is sent on it. The adapter calls `H3Connection.initiate` when it is made,
-so SETTINGS and the QPACK streams are queued at once; aioquic keeps them until the 1-RTT
-keys exist, exactly as it does for its own H3Connection.
+so SETTINGS and the QPACK streams are queued at once and aioquic sends them when it can.
+When it can depends on when the adapter is made: a server should make it once TLS has
+agreed on "h3" (as transport/udp.py does). Made before aioquic has read the client's
+transport parameters, the streams exceed the stream limits aioquic assumes until then and
+wait for the end of the handshake, so SETTINGS leave one round trip late and a peer such as
+nghttp3 encodes its first requests without the dynamic table.
 
 When the recorder is enabled the adapter records what moved, so a trace shows the QUIC
 layer under the HTTP/3 frames: ``transport`` events ``stream_data_sent`` /
