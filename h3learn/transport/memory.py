@@ -46,6 +46,8 @@ class MemoryPair:
     _in_flight: deque[_Delivery] = field(default_factory=deque)
     _held: dict[tuple[str, int], list[_Delivery]] = field(default_factory=dict)
     _clock: list[float] = field(default_factory=lambda: [0.0])
+    #: False when the caller passed its own log: `advance` cannot move that log's clock.
+    _owns_clock: bool = True
 
     @classmethod
     def create(
@@ -57,6 +59,7 @@ class MemoryPair:
     ) -> MemoryPair:
         """Two connected endpoints sharing one event log with a virtual clock."""
         clock = [0.0]
+        owns_clock = log is None
         if log is None:
             log = EventLog(clock=lambda: clock[0])
         client = H3Connection(
@@ -65,7 +68,7 @@ class MemoryPair:
         server = H3Connection(
             is_client=False, settings=server_settings, recorder=log.for_endpoint("server")
         )
-        pair = cls(client=client, server=server, log=log, _clock=clock)
+        pair = cls(client=client, server=server, log=log, _clock=clock, _owns_clock=owns_clock)
         if initiate:
             client.initiate()
             server.initiate()
@@ -91,6 +94,8 @@ class MemoryPair:
 
     def advance(self, milliseconds: float) -> None:
         """Move the virtual clock on (every event is stamped with it)."""
+        if not self._owns_clock:
+            raise ValueError("this pair records into a log with its own clock; advance that one")
         self._clock[0] += milliseconds
 
     # -- delivery ----------------------------------------------------------------------------
