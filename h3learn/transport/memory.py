@@ -10,6 +10,9 @@ Real networks deliver different streams' bytes in any order relative to each oth
 scenario can show what that does by holding back one stream (`hold`), for example the QPACK
 encoder stream, so that a field section arrives before the inserts it needs and the decoder
 must block (RFC 9204 §2.2.1), then releasing it (`release`).
+
+Deliberate simplification of docs/events.md ("Category transport"): being no QUIC, it
+records no transport events; the trace holds only what the two endpoints record.
 """
 
 from __future__ import annotations
