@@ -40,6 +40,7 @@ from h3learn.h3.http_events import (
     StreamEnded,
     StreamReset,
 )
+from h3learn.h3.messages import UnpushableRequest
 from h3learn.h3.stream_types import StreamType
 
 PUSHED: list[Header] = [
@@ -426,3 +427,16 @@ def test_client_receiving_max_push_id_is_h3_frame_unexpected() -> None:
     lone = Lone.client()
     lone.control(MaxPushIdFrame(1))
     assert_connection_error(lone, ErrorCode.H3_FRAME_UNEXPECTED, "9114#7.2.7")
+
+
+def test_a_server_promises_only_requests_it_may_push() -> None:
+    """RFC 9114 §4.6: safe, cacheable, no content, and an :authority the server stands for."""
+    memory = pair()
+    memory.client.send_max_push_id(4)
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    without_authority = [PUSHED[0], PUSHED[1], PUSHED[3], (b"host", b"example.com")]
+    for promised in (POST, without_authority):
+        with pytest.raises(UnpushableRequest):
+            memory.server.send_push_promise(stream_id, promised)
+    assert memory.server.actions_to_send() == []

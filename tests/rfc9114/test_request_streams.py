@@ -39,6 +39,7 @@ from h3learn.h3.http_events import (
     StreamEnded,
     StreamReset,
 )
+from h3learn.h3.messages import MalformedMessage
 from h3learn.h3.settings import Settings
 
 CONNECT: list[Header] = [(b":method", b"CONNECT"), (b":authority", b"example.com:443")]
@@ -495,3 +496,24 @@ def test_an_endpoint_sends_nothing_but_data_on_a_connect_stream() -> None:
     stream_id = memory.client.send_request(CONNECT)
     with pytest.raises(H3UsageError, match="CONNECT"):
         memory.client.send_headers(stream_id, TRAILERS)
+
+
+# -- §4.2, §4.3: what an endpoint refuses to send -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [*REQUEST, (b"User-Agent", b"x")],
+        [*REQUEST, (b"transfer-encoding", b"chunked")],
+        [*REQUEST, (b"connection", b"close")],
+        REQUEST[1:],
+    ],
+    ids=["uppercase name", "transfer-encoding", "connection-specific", "no :method"],
+)
+def test_an_endpoint_does_not_send_a_malformed_request(fields: list[Header]) -> None:
+    """RFC 9114 §4.2: names are lowercased before encoding; no connection-specific fields."""
+    memory = pair()
+    with pytest.raises(MalformedMessage):
+        memory.client.send_request(fields)
+    assert memory.client.actions_to_send() == []
