@@ -522,6 +522,7 @@ class H3Connection:
                     self._record_stream_error(
                         stream_id, error_code, "peer reset the stream", "9114#4.1.1", "received"
                     )
+                    self._end_own_half(stream)
                     self._events.append(
                         StreamReset(
                             stream_id=stream_id,
@@ -531,6 +532,23 @@ class H3Connection:
                     )
             self._flush_decoder_stream()
         return self._take_events()
+
+    def _end_own_half(self, stream: _RequestStream) -> None:
+        """After the peer's RESET_STREAM the exchange is over: reset this side's half too.
+
+        RFC 9114 §4.1.1 cancels a request in both directions; left open, this half would
+        never end. A request cut off before its header section is H3_REQUEST_INCOMPLETE
+        (RFC 9114 §4.1); anything else is H3_REQUEST_CANCELLED.
+        """
+        if not stream.end_sent:
+            incomplete = not self.is_client and stream.exchange.state is (
+                MessageState.EXPECTING_HEADERS
+            )
+            code = ErrorCode.H3_REQUEST_INCOMPLETE if incomplete else ErrorCode.H3_REQUEST_CANCELLED
+            self._actions.append(ResetStream(stream.stream_id, code))
+            stream.end_sent = True
+        self._requests.pop(stream.stream_id, None)
+        self._finished_requests.add(stream.stream_id)
 
     def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
         """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
