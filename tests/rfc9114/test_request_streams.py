@@ -449,6 +449,41 @@ def test_a_client_keeps_a_complete_response_after_the_server_stops_its_request()
     assert lone.errors() == []
 
 
+def test_a_request_reset_before_its_header_section_is_answered_with_h3_request_incomplete() -> None:
+    """RFC 9114 §4.1: the server aborts its response stream with H3_REQUEST_INCOMPLETE."""
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, REQUEST)[:3])
+    events = lone.reset(0, ErrorCode.H3_REQUEST_CANCELLED)
+    assert events == [StreamReset(stream_id=0, error_code=ErrorCode.H3_REQUEST_CANCELLED)]
+    assert lone.take_sent() == [ResetStream(0, ErrorCode.H3_REQUEST_INCOMPLETE)]
+    received = lone.events("stream_error")[0]
+    assert (received.data["direction"], received.data["code_name"]) == (
+        "received",
+        "H3_REQUEST_CANCELLED",
+    )
+
+
+def test_a_reset_from_the_peer_ends_both_halves_of_the_exchange() -> None:
+    """RFC 9114 §4.1.1: this side's half is reset too, and nothing more is read or sent."""
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, POST))
+    lone.reset(0, ErrorCode.H3_REQUEST_CANCELLED)
+    assert lone.take_sent() == [ResetStream(0, ErrorCode.H3_REQUEST_CANCELLED)]
+    with pytest.raises(H3UsageError):
+        lone.conn.send_headers(0, RESPONSE)
+    assert lone.feed(0, frame_bytes(DataFrame(b"late")), end_stream=True) == []
+    assert lone.take_sent() == []
+
+
+def test_a_client_whose_request_the_server_rejected_cancels_rather_than_rejects() -> None:
+    """RFC 9114 §4.1.1: a client does not send H3_REQUEST_REJECTED back."""
+    lone = Lone.client()
+    stream_id = lone.request(POST, end_stream=False)
+    lone.take_sent()
+    lone.reset(stream_id, ErrorCode.H3_REQUEST_REJECTED)
+    assert lone.take_sent() == [ResetStream(stream_id, ErrorCode.H3_REQUEST_CANCELLED)]
+
+
 # -- §4.4: CONNECT ---------------------------------------------------------------------------
 
 
