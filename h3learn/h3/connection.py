@@ -48,6 +48,7 @@ from h3learn.h3.errors import (
     H3Error,
     H3StreamError,
     code_name,
+    transport_code_name,
 )
 from h3learn.h3.frames import (
     CancelPushFrame,
@@ -449,7 +450,7 @@ class H3Connection:
             return
         rule = reason or "the application closed the connection"
         self._record(
-            "connection_error",
+            "connection_closed" if error_code == ErrorCode.H3_NO_ERROR else "connection_error",
             None,
             {
                 "code": error_code,
@@ -571,23 +572,35 @@ class H3Connection:
                     self._forget_if_done(stream)
         return self._take_events()
 
-    def connection_closed(self, error_code: int, reason: str = "") -> list[H3Event]:
-        """The QUIC connection ended (the peer closed it, or it timed out)."""
+    def connection_closed(
+        self, error_code: int, reason: str = "", *, transport: bool = False
+    ) -> list[H3Event]:
+        """The QUIC connection ended: the peer closed it, or QUIC itself did.
+
+        ``transport`` says the code is a QUIC transport error code (RFC 9000 §20.1: a
+        CONNECTION_CLOSE of type 0x1c, an idle timeout, a TLS failure) rather than an HTTP/3
+        one (type 0x1d, RFC 9114 §8). A close with no error is recorded as
+        ``connection_closed``, anything else as ``connection_error``.
+        """
         if not self.closed:
             self.closed = True
             self.close_code = error_code
+            name = transport_code_name(error_code) if transport else code_name(error_code)
+            clean = error_code == (0 if transport else ErrorCode.H3_NO_ERROR)
+            who = "QUIC closed the connection" if transport else "peer closed the connection"
             self._record(
-                "connection_error",
+                "connection_closed" if clean else "connection_error",
                 None,
                 {
                     "code": error_code,
-                    "code_name": code_name(error_code),
+                    "code_name": name,
+                    "layer": "quic" if transport else "http3",
                     "rule": reason,
-                    "rfc": "9114#8",
+                    "rfc": "9000#20.1" if transport else "9114#8",
                     "direction": "received",
                 },
-                rfc=("9114#5.3",),
-                summary=f"{self._me}: peer closed the connection: {code_name(error_code)} {reason}",
+                rfc=("9000#10.2",) if transport else ("9114#5.3",),
+                summary=f"{self._me}: {who}: {name}" + (f" ({reason})" if reason else ""),
             )
             self._events.append(
                 ConnectionTerminated(error_code=error_code, reason=reason, by_peer=True)

@@ -98,6 +98,40 @@ def code_name(code: int) -> str:
     return f"unknown error code {code:#x}"
 
 
+#: RFC 9000 §20.1: QUIC's own transport error codes. They come with a CONNECTION_CLOSE of
+#: type 0x1c, which QUIC itself sends; HTTP/3 codes only ever travel in type 0x1d.
+QUIC_TRANSPORT_ERRORS = {
+    0x00: "NO_ERROR",
+    0x01: "INTERNAL_ERROR",
+    0x02: "CONNECTION_REFUSED",
+    0x03: "FLOW_CONTROL_ERROR",
+    0x04: "STREAM_LIMIT_ERROR",
+    0x05: "STREAM_STATE_ERROR",
+    0x06: "FINAL_SIZE_ERROR",
+    0x07: "FRAME_ENCODING_ERROR",
+    0x08: "TRANSPORT_PARAMETER_ERROR",
+    0x09: "CONNECTION_ID_LIMIT_ERROR",
+    0x0A: "PROTOCOL_VIOLATION",
+    0x0B: "INVALID_TOKEN",
+    0x0C: "APPLICATION_ERROR",
+    0x0D: "CRYPTO_BUFFER_EXCEEDED",
+    0x0E: "KEY_UPDATE_ERROR",
+    0x0F: "AEAD_LIMIT_REACHED",
+    0x10: "NO_VIABLE_PATH",
+}
+#: RFC 9000 §20.1: 0x0100-0x01ff carry a TLS alert in the low byte (CRYPTO_ERROR).
+CRYPTO_ERROR_FIRST, CRYPTO_ERROR_LAST = 0x0100, 0x01FF
+
+
+def transport_code_name(code: int) -> str:
+    """A readable name for a QUIC transport error code (RFC 9000 §20.1)."""
+    if code in QUIC_TRANSPORT_ERRORS:
+        return f"QUIC {QUIC_TRANSPORT_ERRORS[code]}"
+    if CRYPTO_ERROR_FIRST <= code <= CRYPTO_ERROR_LAST:
+        return f"QUIC CRYPTO_ERROR (TLS alert {code - CRYPTO_ERROR_FIRST})"
+    return f"unknown QUIC transport error code {code:#x}"
+
+
 def interpret_received_code(code: int) -> ErrorCode | QpackErrorCode:
     """What a received code means: a code this endpoint does not know counts as H3_NO_ERROR.
 

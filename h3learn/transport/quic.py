@@ -101,7 +101,9 @@ class H3OverQuic:
             return self.h3.receive_stop_sending(event.stream_id, event.error_code)
         if isinstance(event, ConnectionTerminated):
             # int(): for closes it makes itself, aioquic gives its own QuicErrorCode enum.
-            return self.h3.connection_closed(int(event.error_code), close_reason(event))
+            return self.h3.connection_closed(
+                int(event.error_code), close_reason(event), transport=event.frame_type is not None
+            )
         if isinstance(event, HandshakeCompleted):
             record_handshake(self.recorder, self.endpoint, self.quic, event)
         # Connection IDs, pings, datagrams and ALPN alone mean nothing to HTTP/3 here.

@@ -213,7 +213,9 @@ def test_each_scenario_produces_its_error_code_on_the_wire_and_in_the_trace(
 ) -> None:
     actions, log = SCENARIOS[code]()
     assert code in codes_produced((actions, log))
-    recorded = [e for e in log.events if e.name in ("connection_error", "stream_error")]
+    recorded = [
+        e for e in log.events if e.name in ("connection_error", "connection_closed", "stream_error")
+    ]
     assert code in [e.data["code"] for e in recorded]
 
 
@@ -231,7 +233,9 @@ ERROR_EVENT_RFC = re.compile(r"\A9(114|204|218)#[0-9]+(\.[0-9]+)*\Z")
 def test_every_error_event_names_its_rule_and_its_section(code: ErrorCode) -> None:
     """The house citation format (``9114#7.2.4``) and a rule a learner can read."""
     _, log = SCENARIOS[code]()
-    errors = [e for e in log.events if e.name in ("connection_error", "stream_error")]
+    errors = [
+        e for e in log.events if e.name in ("connection_error", "connection_closed", "stream_error")
+    ]
     assert errors
     for event in errors:
         assert ERROR_EVENT_RFC.match(event.data["rfc"]), event.data
@@ -372,3 +376,25 @@ def test_a_connection_closed_with_an_unknown_code_ends_like_h3_no_error(code: in
     assert lone.conn.actions_to_send() == [], "nothing is sent back"
     event = lone.events("connection_error")[0]
     assert (event.data["direction"], event.data["code_name"]) == ("received", code_name(code))
+
+
+@pytest.mark.parametrize(
+    ("code", "event_name", "shown"),
+    [
+        (0x00, "connection_closed", "QUIC NO_ERROR"),
+        (0x01, "connection_error", "QUIC INTERNAL_ERROR"),
+        (0x12A, "connection_error", "QUIC CRYPTO_ERROR (TLS alert 42)"),
+    ],
+)
+def test_a_close_by_quic_itself_is_named_from_the_quic_transport_registry(
+    code: int, event_name: str, shown: str
+) -> None:
+    """RFC 9000 §20.1: a transport close carries QUIC's codes, not HTTP/3's (RFC 9114 §8)."""
+    lone = Lone.client()
+    events = lone.conn.connection_closed(code, "handshake failed", transport=True)
+    assert events == [
+        ConnectionTerminated(error_code=code, reason="handshake failed", by_peer=True)
+    ]
+    (event,) = lone.events(event_name)
+    assert (event.data["layer"], event.data["code_name"]) == ("quic", shown)
+    assert shown in event.summary and "QUIC closed the connection" in event.summary

@@ -61,9 +61,10 @@ def test_a_server_shuts_down_gracefully_and_in_flight_requests_complete() -> Non
     closes = [
         (e.endpoint, e.data["code_name"], e.data["direction"])
         for e in memory.log.events
-        if e.name == "connection_error"
+        if e.name == "connection_closed"
     ]
     assert closes == [("server", "H3_NO_ERROR", "sent"), ("client", "H3_NO_ERROR", "received")]
+    assert not [e for e in memory.log.events if e.name == "connection_error"], "no error"
     assert_trace_labelled(memory.log)
 
 

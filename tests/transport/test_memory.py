@@ -77,7 +77,7 @@ def test_the_same_scenario_gives_a_byte_identical_trace_twice() -> None:
     events = json.loads(first)
     names = {(e["category"], e["name"]) for e in events}
     assert ("qpack", "stream_state_updated") in names, "the scenario blocks a stream"
-    assert ("http3", "stream_error") in names and ("http3", "connection_error") in names
+    assert ("http3", "stream_error") in names and ("http3", "connection_closed") in names
     assert [e["seq"] for e in events] == list(range(len(events)))
 
 
