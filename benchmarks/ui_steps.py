@@ -6,7 +6,9 @@ directory and served by the web app (Werkzeug in a thread). Headless Chromium (D
 /usr/bin/chromium) opens its middle step and then presses → N times. Printed: the time
 from navigation to the first rendered step (goal < 1 s) and the p50/p95 latency from a key
 press to the next step being rendered (goal p95 < 50 ms). Each latency is measured from
-Python, so it includes Playwright's round trip (a few ms).
+Python, so it includes Playwright's round trip (a few ms). The server has not read the
+trace before the page asks for it, so the first step includes reading the 16 MB file. The
+machine's load average is printed too: on a shared machine the numbers move with it.
 
 Usage: python benchmarks/ui_steps.py [--events 10000] [--steps 200] [--chromium PATH]
 """
@@ -14,6 +16,7 @@ Usage: python benchmarks/ui_steps.py [--events 10000] [--steps 200] [--chromium 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import threading
@@ -59,6 +62,7 @@ def main() -> None:
     args = parser.parse_args()
 
     events = many_requests(args.events)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as directory:
         traces = Path(directory) / "traces"
         traces.mkdir()
@@ -93,6 +97,7 @@ def main() -> None:
             thread.join(timeout=10)
 
     print(f"trace: {len(events)} events; opened at step {start_step}")
+    print(f"load average (1 min) before / after: {load_before:.1f} / {os.getloadavg()[0]:.1f}")
     print(f"time to the first rendered step: {first * 1000:.0f} ms (goal < 1000 ms)")
     p50 = statistics.median(latencies) * 1000
     p95 = percentile(latencies, 0.95) * 1000

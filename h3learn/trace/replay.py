@@ -43,7 +43,9 @@ Received Count makes entries ``received`` and streams stop ``blocking``).
 Random access is O(K): a copy of the state is kept every K steps (``snapshot_every``), and
 `state_after` replays at most K events from the nearest one (plus building the answer,
 which is proportional to the state's size). Stepping forwards one step at a time
-continues from the previous answer instead.
+continues from the previous answer instead. The copies are all made by the constructor,
+or with ``on_demand`` the first time a step beyond them is asked for: a viewer that opens
+a long trace at step N then replays N events once, not the whole trace first.
 """
 
 from __future__ import annotations
@@ -425,21 +427,23 @@ def _max_capacity(ep: _Endpoint, whose_settings: str) -> int | None:
 class Replay:
     """Random access to the state after every step of a trace; see the module docstring."""
 
-    def __init__(self, events: Sequence[Event], snapshot_every: int = 64) -> None:
+    def __init__(
+        self, events: Sequence[Event], snapshot_every: int = 64, *, on_demand: bool = False
+    ) -> None:
+        """``on_demand``: take the snapshots when first needed rather than all now."""
         if snapshot_every < 1:
             raise ValueError("snapshot_every must be at least 1")
         self.events = list(events)
         self.snapshot_every = snapshot_every
         #: _snapshots[j] is the state before event j * snapshot_every.
         self._snapshots: list[_State] = []
+        #: The state before event len(_snapshots) * snapshot_every: where the next one comes from.
+        self._ahead = _State()
         self._reported_later = _reported_later(self.events)
-        state = _State()
-        for position, event in enumerate(self.events):
-            if position % snapshot_every == 0:
-                self._snapshots.append(state.copy())
-            state.apply(event, position in self._reported_later)
         #: The state after the step last asked for, to continue from when stepping on.
         self._cursor: tuple[int, _State] | None = None
+        if self.events and not on_demand:
+            self._snapshot((len(self.events) - 1) // snapshot_every)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -469,7 +473,16 @@ class Replay:
             if snapshot * self.snapshot_every <= cursor_step < step:
                 self._cursor = None
                 return cursor_step + 1, cursor_state
-        return snapshot * self.snapshot_every, self._snapshots[snapshot].copy()
+        return snapshot * self.snapshot_every, self._snapshot(snapshot).copy()
+
+    def _snapshot(self, number: int) -> _State:
+        """The state before event ``number * snapshot_every``, replaying up to it if need be."""
+        while len(self._snapshots) <= number:
+            start = len(self._snapshots) * self.snapshot_every
+            self._snapshots.append(self._ahead.copy())
+            for position in range(start, min(start + self.snapshot_every, len(self.events))):
+                self._ahead.apply(self.events[position], position in self._reported_later)
+        return self._snapshots[number]
 
 
 def _reported_later(events: Sequence[Event]) -> set[int]:

@@ -39,7 +39,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from h3learn.events import ENDPOINTS, Event
+from h3learn.events import ENDPOINTS, Event, FieldSpan
 
 FORMAT = "h3learn-trace"
 JOURNAL_FORMAT = "h3learn-trace-journal"
@@ -56,6 +56,7 @@ EVENT_KEYS = frozenset(
 )
 SPAN_KEYS = frozenset({"name", "offset", "length", "value", "explain", "rfc"})
 SPAN_BIT_KEYS = frozenset({"bit_offset", "bit_length"})
+SPAN_KEYS_WITH_BITS = SPAN_KEYS | SPAN_BIT_KEYS
 TRACE_KEYS = frozenset({"format", "version", "title", "created", "meta", "events"})
 JOURNAL_KEYS = frozenset({"format", "version", "title", "created", "meta"})
 
@@ -285,8 +286,13 @@ def load_json(text: str, source: str) -> Any:
         ) from None
 
 
-def parse_trace(obj: Any, source: str) -> Trace:
-    """Check a native trace object (already parsed from JSON) and build the `Trace`."""
+def parse_trace(obj: Any, source: str, *, defer_spans: bool = False) -> Trace:
+    """Check a native trace object (already parsed from JSON) and build the `Trace`.
+
+    ``defer_spans``: the events come back without their field spans, which the caller
+    checks and builds from ``obj["events"][n]["fields"]`` when it needs them
+    (`parse_event_deferring_spans`): what a viewer does to open a large trace quickly.
+    """
     if not isinstance(obj, dict):
         raise TraceFormatError(f"{source}: the top level is {_kind(obj)}, not an object")
     if obj.get("format") != FORMAT:
@@ -303,8 +309,9 @@ def parse_trace(obj: Any, source: str) -> Trace:
     events_json = obj["events"]
     if not isinstance(events_json, list):
         raise TraceFormatError(f"{source}: 'events' is {_kind(events_json)}, not a list")
+    parse = parse_event_deferring_spans if defer_spans else parse_event
     events = [
-        parse_event(item, f"{source}: event {position}", position)
+        parse(item, f"{source}: event {position}", position)
         for position, item in enumerate(events_json)
     ]
     return Trace(title=title, meta=meta, events=events, created=created)
@@ -372,70 +379,139 @@ def _check_header(obj: dict[str, Any], source: str) -> tuple[str, str | None, di
 
 def parse_event(obj: Any, where: str, expected_seq: int) -> Event:
     """Check one stored event (``where`` prefixes every message) and build it."""
-    if not isinstance(obj, dict):
+    raw = _check_event_start(obj, where, expected_seq)
+    fields = parse_spans(obj["fields"], len(raw), where)
+    _check_event_end(obj, where)
+    return _event(obj, raw, fields)
+
+
+def parse_event_deferring_spans(obj: Any, where: str, expected_seq: int) -> Event:
+    """`parse_event` except the field spans: the event comes back with ``fields=()``.
+
+    The spans are most of a trace's size, and a viewer needs only the ones of the step it
+    shows; it checks and builds them with `parse_spans(obj["fields"], len(event.raw), where)`
+    when it needs them. Everything else is checked here exactly as `parse_event` does.
+    """
+    raw = _check_event_start(obj, where, expected_seq)
+    _check_event_end(obj, where)
+    return _event(obj, raw, ())
+
+
+def parse_spans(spans: Any, raw_length: int, where: str) -> tuple[FieldSpan, ...]:
+    """Check an event's stored ``fields`` (a list, each span inside ``raw``) and build them."""
+    if type(spans) is not list:
+        raise TraceFormatError(f"{where}: 'fields' is {_kind(spans)}, not a list")
+    built = []
+    for number, span in enumerate(spans):
+        _check_span(span, raw_length, f"{where}: field {number}")
+        built.append(
+            FieldSpan(
+                name=span["name"],
+                offset=span["offset"],
+                length=span["length"],
+                value=span["value"],
+                explain=span["explain"],
+                rfc=span["rfc"],
+                bit_offset=span.get("bit_offset"),
+                bit_length=span.get("bit_length"),
+            )
+        )
+    return tuple(built)
+
+
+def _check_event_start(obj: Any, where: str, expected_seq: int) -> bytes:
+    """The checks of an event up to its raw bytes (returned) and the type of ``fields``.
+
+    The type tests are written ``type(x) is int``: JSON gives exactly int, float, str, list
+    and dict, and this runs for every event of a trace, so it avoids isinstance's generality.
+    """
+    if type(obj) is not dict:
         raise TraceFormatError(f"{where}: is {_kind(obj)}, not an object")
-    _check_keys(obj, EVENT_KEYS, EVENT_KEYS, where)
+    if obj.keys() != EVENT_KEYS:
+        _check_keys(obj, EVENT_KEYS, EVENT_KEYS, where)
     seq = obj["seq"]
-    if not _is_int(seq):
+    if type(seq) is not int:
         raise TraceFormatError(f"{where}: 'seq' is {_kind(seq)}, not an integer")
     if seq != expected_seq:
         raise TraceFormatError(
             f"{where}: 'seq' is {seq}, expected {expected_seq} (seq counts 0, 1, 2, ... in order)"
         )
     time = obj["time"]
-    if not (_is_int(time) or isinstance(time, float)) or not math.isfinite(time):
+    if not (type(time) is int or (type(time) is float and math.isfinite(time))):
         raise TraceFormatError(f"{where}: 'time' is {_kind(time)}, not a finite number")
     if obj["endpoint"] not in ENDPOINTS:
         raise TraceFormatError(
             f"{where}: 'endpoint' is {obj['endpoint']!r}, not one of {ENDPOINTS}"
         )
     for key in ("category", "name"):
-        if not isinstance(obj[key], str) or not obj[key]:
+        if type(obj[key]) is not str or not obj[key]:
             raise TraceFormatError(f"{where}: '{key}' is {_kind(obj[key])}, not a name")
     stream_id = obj["stream_id"]
-    if stream_id is not None and not (_is_int(stream_id) and stream_id >= 0):
+    if stream_id is not None and not (type(stream_id) is int and stream_id >= 0):
         raise TraceFormatError(f"{where}: 'stream_id' is {stream_id!r}, not a stream ID or null")
-    if not isinstance(obj["data"], dict):
+    if type(obj["data"]) is not dict:
         raise TraceFormatError(f"{where}: 'data' is {_kind(obj['data'])}, not an object")
     raw = obj["raw"]
-    if not isinstance(raw, str) or not _HEX.fullmatch(raw):
+    if type(raw) is not str or (raw and not _HEX.fullmatch(raw)):
         raise TraceFormatError(f"{where}: 'raw' is not hex")
-    spans = obj["fields"]
-    if not isinstance(spans, list):
-        raise TraceFormatError(f"{where}: 'fields' is {_kind(spans)}, not a list")
-    for number, span in enumerate(spans):
-        _check_span(span, len(raw) // 2, f"{where}: field {number}")
+    if type(obj["fields"]) is not list:
+        raise TraceFormatError(f"{where}: 'fields' is {_kind(obj['fields'])}, not a list")
+    return bytes.fromhex(raw)
+
+
+def _check_event_end(obj: dict[str, Any], where: str) -> None:
     rfc = obj["rfc"]
-    if not isinstance(rfc, list) or not all(isinstance(section, str) for section in rfc):
+    if type(rfc) is not list or not all(type(section) is str for section in rfc):
         raise TraceFormatError(f"{where}: 'rfc' is not a list of sections")
-    if not isinstance(obj["summary"], str):
+    if type(obj["summary"]) is not str:
         raise TraceFormatError(f"{where}: 'summary' is {_kind(obj['summary'])}, not a string")
-    return Event.from_json(obj)
+
+
+def _event(obj: dict[str, Any], raw: bytes, fields: tuple[FieldSpan, ...]) -> Event:
+    """The `Event` of a checked object (what ``Event.from_json`` builds, without re-reading)."""
+    return Event(
+        seq=obj["seq"],
+        time=obj["time"],
+        endpoint=obj["endpoint"],
+        category=obj["category"],
+        name=obj["name"],
+        stream_id=obj["stream_id"],
+        data=obj["data"],
+        raw=raw,
+        fields=fields,
+        rfc=tuple(obj["rfc"]),
+        summary=obj["summary"],
+    )
 
 
 def _check_span(span: Any, raw_length: int, where: str) -> None:
-    if not isinstance(span, dict):
+    if type(span) is not dict:
         raise TraceFormatError(f"{where}: is {_kind(span)}, not an object")
-    _check_keys(span, SPAN_KEYS, SPAN_KEYS | SPAN_BIT_KEYS, where)
+    keys = span.keys()
+    if keys != SPAN_KEYS and keys != SPAN_KEYS_WITH_BITS:
+        _check_keys(span, SPAN_KEYS, SPAN_KEYS_WITH_BITS, where)
     name, offset, length = span["name"], span["offset"], span["length"]
-    if not isinstance(name, str):
+    if type(name) is not str:
         raise TraceFormatError(f"{where}: 'name' is {_kind(name)}, not a string")
-    where = f"{where} ({name!r})"
-    if not (_is_int(offset) and offset >= 0 and _is_int(length) and length >= 1):
+    if not (type(offset) is int and offset >= 0 and type(length) is int and length >= 1):
+        where = f"{where} ({name!r})"
         raise TraceFormatError(f"{where}: offset and length must be integers, length >= 1")
     if offset + length > raw_length:
+        where = f"{where} ({name!r})"
         raise TraceFormatError(
             f"{where}: bytes {offset}..{offset + length - 1} lie outside raw ({raw_length} bytes)"
         )
-    for key in ("explain", "rfc"):
-        if not isinstance(span[key], str):
-            raise TraceFormatError(f"{where}: '{key}' is {_kind(span[key])}, not a string")
-    bits = [key for key in ("bit_offset", "bit_length") if key in span]
-    if bits and len(bits) != 2:
-        raise TraceFormatError(f"{where}: 'bit_offset' and 'bit_length' come together")
-    if bits:
+    if type(span["explain"]) is not str or type(span["rfc"]) is not str:
+        where = f"{where} ({name!r})"
+        for key in ("explain", "rfc"):
+            if not isinstance(span[key], str):
+                raise TraceFormatError(f"{where}: '{key}' is {_kind(span[key])}, not a string")
+    if "bit_offset" in span or "bit_length" in span:
+        where = f"{where} ({name!r})"
+        if "bit_offset" not in span or "bit_length" not in span:
+            raise TraceFormatError(f"{where}: 'bit_offset' and 'bit_length' come together")
         bit_offset, bit_length = span["bit_offset"], span["bit_length"]
-        if not (_is_int(bit_offset) and _is_int(bit_length)) or not (
+        if not (type(bit_offset) is int and type(bit_length) is int) or not (
             0 <= bit_offset <= 7 and 1 <= bit_length <= 8 - bit_offset
         ):
             raise TraceFormatError(f"{where}: bits {bit_offset}+{bit_length} are not inside a byte")

@@ -198,6 +198,10 @@ def trace_step(trace_id: str, step: int) -> Response:
     count = len(entry.events)
     if not 0 <= step < count:
         raise ApiError(404, f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}")
+    try:
+        event = entry.event(step)
+    except TraceFormatError as error:
+        raise ApiError(400, str(error)) from None
     state = entry.state_after(step)
     changed = state.pop("changed", [])
     return jsonify(
@@ -205,7 +209,7 @@ def trace_step(trace_id: str, step: int) -> Response:
         title=entry.trace.title,
         step=step,
         count=count,
-        event=step_event(entry.events[step], entry.types),
+        event=step_event(event, entry.types),
         state=state,
         changed=changed,
     )
@@ -219,7 +223,7 @@ def download(trace_id: str) -> Response:
         raise ApiError(400, f"'format' must be one of {sorted(DOWNLOADS)}, not {name!r}")
     build, ending = DOWNLOADS[name]
     try:
-        document = build(entry.trace)
+        document = build(entry.full_trace())
     except TraceFormatError as error:
         raise ApiError(400, str(error)) from None
     body = json.dumps(document, ensure_ascii=False, allow_nan=False)

@@ -4,16 +4,31 @@ Trace ids appear in URLs (``/trace/<id>/step/14``), so they are checked before a
 else: only ``[A-Za-z0-9_-]``, at most 64 characters, and a saved trace's file must resolve
 to ``<data dir>/traces/<id>.json`` itself, never a path outside that folder. Examples
 (h3learn.scenarios.examples) are recorded once when the library is created and kept in
-memory; saved traces are read from disk (strictly, through h3learn.trace.load) and kept
-while their file is unchanged, with their `Replay` so that stepping does not re-read them.
-Uploaded files are converted to a native trace (`write_trace`, atomic) under a fresh id.
+memory; saved traces are read from disk (strictly, through h3learn.trace.store and
+h3learn.trace.load) and kept while their file is unchanged, with their `Replay` so that
+stepping does not re-read them. Uploaded files are converted to a native trace
+(`write_trace`, atomic) under a fresh id.
+
+Opening a large saved trace quickly (a 10,000-event trace is some 16 MB, most of it field
+spans): a native trace is read with its field spans deferred (`parse_trace(...,
+defer_spans=True)`): every other key of every event is checked at once, and the spans of
+one step are checked and built the first time that step is shown (`Entry.event`); a span
+that breaks a rule is then reported for that step, with the same message `read_trace`
+gives. Uploads are checked completely before they are saved. The listing of saved traces
+is remembered per file (modification time and size), so the trace list does not re-read
+every trace each time it is shown.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import json
 import re
 import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +37,16 @@ from h3learn.events import Event
 from h3learn.scenarios.examples import CREATED, EXAMPLES
 from h3learn.trace.load import load_trace
 from h3learn.trace.replay import Replay
-from h3learn.trace.store import Trace, TraceFormatError, write_trace
+from h3learn.trace.store import (
+    FORMAT,
+    Trace,
+    TraceFormatError,
+    now_iso,
+    parse_spans,
+    parse_trace,
+    read_text_limited,
+    write_trace,
+)
 from h3learn.web.present import search_text, stream_types, summary_of
 
 TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -37,13 +61,22 @@ class UnknownTrace(LookupError):
 
 @dataclass
 class Entry:
-    """One trace, ready to be listed, summarised and replayed."""
+    """One trace, ready to be listed, summarised and replayed.
+
+    ``trace.events`` of a saved trace read with deferred spans have ``fields=()``; `event`
+    gives a step in full and `full_trace` the whole trace (see the module docstring).
+    """
 
     id: str
     kind: str  # "example" or "saved"
     trace: Trace
     description: str = ""
     source_kind: str = "native"
+    #: For a trace read with deferred spans: each event's stored "fields", until built.
+    deferred_spans: list[Any] | None = None
+    #: The file name error messages about deferred spans start with.
+    source: str = ""
+    _full: dict[int, Event] = field(default_factory=dict)
     _replay: Replay | None = None
     _summaries: list[dict[str, Any]] | None = None
     _search: list[str] | None = None
@@ -52,7 +85,28 @@ class Entry:
 
     @property
     def events(self) -> list[Event]:
+        """The events, without their field spans if those are deferred (see `event`)."""
         return self.trace.events
+
+    def event(self, step: int) -> Event:
+        """Event ``step`` with its field spans; `TraceFormatError` if a stored span is invalid."""
+        if self.deferred_spans is None:
+            return self.events[step]
+        with self._lock:
+            if step not in self._full:
+                light = self.events[step]
+                where = f"{self.source}: event {step}"
+                spans = parse_spans(self.deferred_spans[step], len(light.raw), where)
+                self._full[step] = dataclasses.replace(light, fields=spans)
+                self.deferred_spans[step] = None
+            return self._full[step]
+
+    def full_trace(self) -> Trace:
+        """The trace with every event's field spans (for downloads)."""
+        if self.deferred_spans is None:
+            return self.trace
+        events = [self.event(step) for step in range(len(self.events))]
+        return dataclasses.replace(self.trace, events=events)
 
     @property
     def types(self) -> dict[int, str]:
@@ -63,7 +117,7 @@ class Entry:
     def replay(self) -> Replay:
         with self._lock:
             if self._replay is None:
-                self._replay = Replay(self.events)
+                self._replay = Replay(self.events, on_demand=True)
             return self._replay
 
     def state_after(self, step: int) -> dict[str, Any]:
@@ -116,6 +170,8 @@ class TraceLibrary:
                 example.id, "example", trace, description=example.description
             )
         self._saved: dict[str, tuple[tuple[int, int], Entry]] = {}
+        #: The listing of each saved trace, kept longer than the entries (it is small).
+        self._listings: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def path_of(self, trace_id: str) -> Path:
@@ -134,25 +190,43 @@ class TraceLibrary:
             return self.examples[trace_id]
         path = self.path_of(trace_id)
         try:
-            stat = path.stat()
+            stamp = _stamp(path)
         except OSError:
             raise UnknownTrace(trace_id) from None
-        stamp = (stat.st_mtime_ns, stat.st_size)
         with self._lock:
             cached = self._saved.get(trace_id)
             if cached is not None and cached[0] == stamp:
                 self._saved[trace_id] = self._saved.pop(trace_id)  # most recently used
                 return cached[1]
         try:
-            source_kind, trace = load_trace(path, max_bytes=self.max_bytes)
+            entry = self._read(trace_id, path)
         except (TraceFormatError, OSError):
             raise UnknownTrace(trace_id) from None
-        entry = Entry(trace_id, "saved", trace, source_kind=source_kind)
+        self._remember(stamp, entry)
+        return entry
+
+    def _read(self, trace_id: str, path: Path) -> Entry:
+        """A saved trace: a native one with its spans deferred, any other kind in full."""
+        with _cyclic_gc_paused():
+            text = read_text_limited(path, self.max_bytes)
+            try:
+                document = json.loads(text)
+            except json.JSONDecodeError:
+                document = None  # a journal (JSON Lines), or not JSON: load_trace says which
+            if isinstance(document, dict) and document.get("format") == FORMAT:
+                trace = parse_trace(document, path.name, defer_spans=True)
+                spans = [item["fields"] for item in document["events"]]
+                return Entry(trace_id, "saved", trace, deferred_spans=spans, source=path.name)
+            source_kind, trace = load_trace(path, max_bytes=self.max_bytes)
+            return Entry(trace_id, "saved", trace, source_kind=source_kind)
+
+    def _remember(self, stamp: tuple[int, int], entry: Entry) -> None:
         with self._lock:
-            self._saved[trace_id] = (stamp, entry)
+            self._saved.pop(entry.id, None)
+            self._saved[entry.id] = (stamp, entry)
+            self._listings[entry.id] = (stamp, entry.listing())
             while len(self._saved) > CACHE_SIZE:
                 self._saved.pop(next(iter(self._saved)))
-        return entry
 
     def listing(self) -> list[dict[str, Any]]:
         """Examples first, then saved traces newest first; unreadable files are left out."""
@@ -160,6 +234,14 @@ class TraceLibrary:
         saved: list[dict[str, Any]] = []
         for path in self.traces_dir.glob("*.json"):
             if not valid_id(path.stem) or path.stem in self.examples:
+                continue
+            try:
+                stamp = _stamp(path)
+            except OSError:
+                continue
+            known = self._listings.get(path.stem)
+            if known is not None and known[0] == stamp:
+                saved.append(known[1])
                 continue
             try:
                 saved.append(self.get(path.stem).listing())
@@ -191,11 +273,41 @@ class TraceLibrary:
         meta = dict(trace.meta)
         meta.setdefault("uploaded_as", name)
         title = trace.title or name
-        write_trace(self.path_of(trace_id), title, trace.events, meta, created=trace.created)
-        entry = self.get(trace_id)
-        entry.source_kind = source_kind
-        entry.trace.warnings.extend(trace.warnings)
+        created = trace.created if trace.created is not None else now_iso()
+        path = self.path_of(trace_id)
+        write_trace(path, title, trace.events, meta, created=created)
+        # What was just checked and written, kept as it is (no need to read it back).
+        saved = Trace(title, meta, trace.events, created=created, warnings=trace.warnings)
+        entry = Entry(trace_id, "saved", saved, source_kind=source_kind)
+        self._remember(_stamp(path), entry)
         return entry
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector kept away from a trace being read, and from it afterwards.
+
+    A 10,000-event trace is over a million new objects (dicts, lists, strings), none of them
+    in a reference cycle. While they pile up the collector would scan the growing heap
+    several times, and afterwards again and again, some 100 ms each, for cycles that are not
+    there. So it is off during the read, and what exists then is moved out of its view
+    (``gc.freeze``). Reference counting frees all of it as usual when the trace is dropped;
+    only garbage already in a cycle at that moment would stay (a few objects per read).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """What says a file changed: its modification time and size."""
+    stat = path.stat()
+    return (stat.st_mtime_ns, stat.st_size)
 
 
 def _display_name(filename: str) -> str:

@@ -3,28 +3,50 @@
 // The rows come from /api/traces/<id>/events in pages and only the visible ones are in the
 // DOM, so a trace of 10,000 steps scrolls as fast as one of 30. The server decides every
 // row's direction and stream type; this module only draws them.
-import { clear, getJSON, h } from "./dom.js";
+//
+// Speed: a row, once drawn, stays until it scrolls out of view (moving to the next step
+// only moves the highlight between two rows); the scroll position and the height of the
+// view are remembered from scroll and resize events rather than read back from the layout,
+// so stepping never forces the browser to lay the page out in the middle of a redraw.
+import { getJSON, h } from "./dom.js";
 
 const PAGE = 200;
 const OVERSCAN = 10;
 
 export class Diagram {
-  constructor({ scroller, spacer, counter, traceId, onJump }) {
+  constructor({ scroller, spacer, counter, traceId, count, current, onJump }) {
     this.scroller = scroller;
     this.spacer = spacer;
     this.counter = counter;
     this.traceId = traceId;
+    this.count = count;
     this.onJump = onJump;
     this.filter = "";
     this.total = 0;
     this.pages = new Map();
     this.loading = new Map();
-    this.current = 0;
+    this.nodes = new Map(); // position -> row node in the DOM
+    this.current = current;
+    this.currentNode = null;
     this.rowHeight = 0;
+    this.scrollTop = 0;
+    this.viewHeight = 0;
     this.generation = 0;
-    scroller.addEventListener("scroll", () => this.render());
-    window.addEventListener("resize", () => this.measureAndRender());
-    document.addEventListener("h3learn:projector", () => this.measureAndRender());
+    this.frame = 0;
+    scroller.addEventListener("scroll", () => {
+      this.scrollTop = scroller.scrollTop;
+      this.schedule();
+    });
+    spacer.addEventListener("click", (event) => {
+      const node = event.target instanceof Element ? event.target.closest(".row") : null;
+      if (node) this.onJump(Number(node.dataset.seq));
+    });
+    new ResizeObserver(() => {
+      this.viewHeight = scroller.clientHeight;
+      this.schedule();
+    }).observe(scroller);
+    window.addEventListener("resize", () => this.remeasure());
+    document.addEventListener("h3learn:projector", () => this.remeasure());
   }
 
   measure() {
@@ -33,36 +55,53 @@ export class Diagram {
     probe.classList.add("probe");
     this.spacer.append(probe);
     this.rowHeight = probe.getBoundingClientRect().height || 28;
+    this.viewHeight = this.scroller.clientHeight;
+    this.scrollTop = this.scroller.scrollTop;
     probe.remove();
   }
 
-  measureAndRender() {
+  // A new row height (projector mode, a resize): every row is placed again.
+  remeasure() {
     this.measure();
+    this.dropRows();
     this.spacer.style.height = `${this.total * this.rowHeight}px`;
-    this.render();
     this.reveal(false);
+    this.render();
+  }
+
+  dropRows() {
+    for (const node of this.nodes.values()) node.remove();
+    this.nodes.clear();
+    this.currentNode = null;
   }
 
   // filter: a query string such as "category=http3,qpack&q=settings" ("" for everything).
+  // Without a filter the rows are the steps themselves, so the total is known and the first
+  // page fetched is the one with the current step.
+  // The rows drawn stay until the first page of the new selection is in, so the diagram
+  // never flashes empty while a filter is applied.
   async setFilter(filter) {
     this.filter = filter;
     this.generation += 1;
-    this.pages.clear();
-    this.loading.clear();
-    const first = await this.page(0);
-    if (!first) return;
-    this.total = first.total;
+    this.pages = new Map();
+    this.loading = new Map();
     if (!this.rowHeight) this.measure();
+    if (filter) {
+      const first = await this.page(0);
+      if (!first) return;
+      this.total = first.total;
+    } else {
+      this.total = this.count;
+    }
+    this.dropRows();
     this.spacer.style.height = `${this.total * this.rowHeight}px`;
-    this.counter.textContent = filter
-      ? `${this.total} matching steps`
-      : `${this.total} steps`;
+    this.counter.textContent = filter ? `${this.total} matching steps` : `${this.total} steps`;
     await this.reveal(true);
     this.render();
   }
 
-  async page(index) {
-    if (this.pages.has(index)) return this.pages.get(index);
+  page(index) {
+    if (this.pages.has(index)) return Promise.resolve(this.pages.get(index));
     if (this.loading.has(index)) return this.loading.get(index);
     const generation = this.generation;
     const sep = this.filter ? "&" : "";
@@ -71,7 +110,7 @@ export class Diagram {
       if (generation !== this.generation) return null;
       this.pages.set(index, answer);
       this.loading.delete(index);
-      this.render();
+      this.schedule();
       return answer;
     });
     this.loading.set(index, promise);
@@ -85,40 +124,87 @@ export class Diagram {
 
   setCurrent(step) {
     this.current = step;
-    for (const row of this.spacer.querySelectorAll(".row")) {
-      const isCurrent = Number(row.dataset.seq) === step;
-      row.classList.toggle("current", isCurrent);
-      if (isCurrent) row.setAttribute("aria-current", "step");
-      else row.removeAttribute("aria-current");
+    if (this.currentNode) this.markCurrent(this.currentNode, false);
+    this.currentNode = null;
+    const position = this.positionOf(step);
+    const node = position === null ? undefined : this.nodes.get(position);
+    if (node && Number(node.dataset.seq) === step) {
+      this.markCurrent(node, true);
+      this.currentNode = node;
     }
     this.reveal(false);
   }
 
+  markCurrent(node, on) {
+    node.classList.toggle("current", on);
+    if (on) node.setAttribute("aria-current", "step");
+    else node.removeAttribute("aria-current");
+  }
+
+  // Where step `seq` is among the rows: itself without a filter; with one, found in the
+  // pages already fetched (rows are in seq order), else unknown (null) until asked.
+  positionOf(seq) {
+    if (!this.filter) return seq;
+    for (const [index, answer] of this.pages) {
+      const rows = answer.events;
+      if (!rows.length || seq < rows[0].seq || seq > rows[rows.length - 1].seq) continue;
+      let low = 0;
+      let high = rows.length - 1;
+      while (low <= high) {
+        const middle = (low + high) >> 1;
+        if (rows[middle].seq === seq) return index * PAGE + middle;
+        if (rows[middle].seq < seq) low = middle + 1;
+        else high = middle - 1;
+      }
+      return null; // inside a fetched page, but not a matching row
+    }
+    return undefined;
+  }
+
   // Scroll so that the current step is visible. Without a filter its position is its seq;
-  // with one the server says where it is (`locate`).
+  // with one it is looked up in the fetched pages, or the server says where it is (`locate`).
   async reveal(fromFilter) {
-    let position = this.current;
-    if (this.filter) {
+    let position = this.positionOf(this.current);
+    if (position === undefined) {
       const url = `/api/traces/${encodeURIComponent(this.traceId)}/events?limit=1&locate=${this.current}&${this.filter}`;
+      const generation = this.generation;
       const answer = await getJSON(url);
-      if (answer.located === null) return;
+      if (generation !== this.generation) return;
       position = answer.located;
     }
+    if (position === null) return;
     const top = position * this.rowHeight;
-    const view = this.scroller.clientHeight;
-    const scrolled = this.scroller.scrollTop;
-    if (fromFilter || top < scrolled || top + this.rowHeight > scrolled + view) {
-      this.scroller.scrollTop = Math.max(0, top - view / 3);
+    const view = this.viewHeight;
+    if (fromFilter || top < this.scrollTop || top + this.rowHeight > this.scrollTop + view) {
+      this.scrollTop = Math.max(0, Math.round(top - view / 3));
+      this.scroller.scrollTop = this.scrollTop;
+      this.render(); // now, not at the scroll event: the current row is drawn in this frame
     }
+  }
+
+  schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
   }
 
   render() {
     if (!this.rowHeight) return;
-    const first = Math.max(0, Math.floor(this.scroller.scrollTop / this.rowHeight) - OVERSCAN);
-    const visible = Math.ceil(this.scroller.clientHeight / this.rowHeight) + 2 * OVERSCAN;
+    const first = Math.max(0, Math.floor(this.scrollTop / this.rowHeight) - OVERSCAN);
+    const visible = Math.ceil(this.viewHeight / this.rowHeight) + 2 * OVERSCAN;
     const last = Math.min(this.total, first + visible);
-    const rows = [];
+    for (const [position, node] of this.nodes) {
+      if (position < first || position >= last) {
+        node.remove();
+        this.nodes.delete(position);
+        if (node === this.currentNode) this.currentNode = null;
+      }
+    }
+    const added = [];
     for (let position = first; position < last; position += 1) {
+      if (this.nodes.has(position)) continue;
       const row = this.rowAt(position);
       if (row === undefined) {
         this.page(Math.floor(position / PAGE));
@@ -126,29 +212,30 @@ export class Diagram {
       }
       const node = this.makeRow(row);
       node.style.top = `${position * this.rowHeight}px`;
-      rows.push(node);
+      this.nodes.set(position, node);
+      if (row.seq === this.current) this.currentNode = node;
+      added.push(node);
     }
-    clear(this.spacer).append(...rows);
+    if (added.length) this.spacer.append(...added);
   }
 
   makeRow(row) {
     const side = row.endpoint === "server" ? "server" : "client";
-    const node = h(
+    const isCurrent = row.seq === this.current;
+    return h(
       "button",
       {
         type: "button",
         role: "listitem",
         class: `row st-${row.stream_type} dir-${row.direction} ep-${side} cat-${row.category}`
-          + (row.seq === this.current ? " current" : ""),
+          + (isCurrent ? " current" : ""),
         data: { seq: row.seq },
-        "aria-current": row.seq === this.current ? "step" : null,
+        "aria-current": isCurrent ? "step" : null,
         title: `step ${row.seq}: ${row.summary}`,
       },
       h("span", { class: "seq" }, row.seq),
       h("span", { class: "lanes", "aria-hidden": "true" }, h("span", { class: "mark" })),
       h("span", { class: "text" }, row.summary),
     );
-    node.addEventListener("click", () => this.onJump(row.seq));
-    return node;
   }
 }

@@ -43,3 +43,39 @@ export async function getJSON(url) {
   }
   return body;
 }
+
+// Keep a parent's children in step with a list of items without rebuilding them all:
+// items are [{key, sig, build, update?}] in display order. A child whose key and sig (a
+// string of everything it shows) are unchanged is kept as it is (and `update(node)` is
+// called, for children that sync their own children); a changed one is built again; the
+// others are removed. Only the children that changed touch the DOM, so a step that changes
+// one stream's state redraws one table row, not all of them.
+const keyed = new WeakMap();
+
+export function syncChildren(parent, items) {
+  const before = keyed.get(parent) || new Map();
+  const after = new Map();
+  let cursor = parent.firstChild;
+  for (const item of items) {
+    const known = before.get(item.key);
+    let node;
+    if (known && known.sig === item.sig) {
+      node = known.node;
+      if (item.update) item.update(node);
+    } else {
+      node = item.build();
+      if (known) {
+        if (known.node === cursor) cursor = cursor.nextSibling;
+        known.node.remove();
+      }
+      if (item.update) item.update(node);
+    }
+    before.delete(item.key);
+    after.set(item.key, { node, sig: item.sig });
+    if (node === cursor) cursor = cursor.nextSibling;
+    else parent.insertBefore(node, cursor);
+  }
+  for (const { node } of before.values()) node.remove();
+  keyed.set(parent, after);
+  return parent;
+}

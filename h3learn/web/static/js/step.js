@@ -46,25 +46,50 @@ async function go(step, { push = false } = {}) {
     return;
   }
   if (wanted !== step) return; // a later request won
+  const forwards = step >= current;
   current = step;
   render(answer);
-  const url = `/trace/${encodeURIComponent(traceId)}/step/${step}`;
-  if (push) history.pushState({ step }, "", url);
-  else history.replaceState({ step }, "", url);
-  if (step + 1 < count) fetchStep(step + 1);
+  setAddress(step, answer.title, push);
+  const ahead = forwards ? step + 1 : step - 1; // the step a learner most likely wants next
+  if (ahead >= 0 && ahead < count) fetchStep(ahead);
+}
+
+// The address bar (/trace/<id>/step/<n>) and the window title follow the step. A jump is a
+// new history entry; stepping replaces the current one, at most every ADDRESS_MS while keys
+// are held or the trace plays (browsers limit how often a page may change its address, and
+// each change costs the browser some work), and always for the step finally shown.
+const ADDRESS_MS = 250;
+let addressTimer = null;
+let addressChanged = -Infinity;
+
+function setAddress(step, title, push) {
+  clearTimeout(addressTimer);
+  addressTimer = null;
+  const now = performance.now();
+  if (push || now - addressChanged >= ADDRESS_MS) {
+    addressChanged = now;
+    const url = `/trace/${encodeURIComponent(traceId)}/step/${step}`;
+    if (push) history.pushState({ step }, "", url);
+    else history.replaceState({ step }, "", url);
+    document.title = `${title}: step ${step} · h3learn`;
+    return;
+  }
+  addressTimer = setTimeout(() => setAddress(step, title, false), ADDRESS_MS - (now - addressChanged));
 }
 
 function fact(term, value) {
   return [h("dt", {}, term), h("dd", {}, value)];
 }
 
+// The diagram first: it only writes (its geometry is remembered, not measured), so nothing
+// below forces a layout half-way through the redraw.
 function render(answer) {
   const event = answer.event;
+  diagram.setCurrent(answer.step);
   $("step-error").hidden = true;
   $("step-number").textContent = String(answer.step);
   $("jump").value = String(answer.step);
   $("step-summary").textContent = event.summary;
-  document.title = `${answer.title}: step ${answer.step} · h3learn`;
   clear($("step-facts")).append(
     ...fact("endpoint", event.endpoint),
     ...fact("event", `${event.category} ${event.name}`),
@@ -82,7 +107,6 @@ function render(answer) {
     ["next", current === count - 1], ["last", current === count - 1]]) {
     $(id).disabled = disabled;
   }
-  diagram.setCurrent(current);
 }
 
 function renderRfc(event) {
@@ -128,6 +152,8 @@ const diagram = new Diagram({
   spacer: $("diagram-spacer"),
   counter: $("diagram-count"),
   traceId,
+  count,
+  current,
   onJump: (step) => go(step, { push: true }),
 });
 
@@ -195,5 +221,7 @@ window.addEventListener("popstate", (event) => {
   if (event.state && Number.isInteger(event.state.step)) go(event.state.step);
 });
 
-diagram.setFilter("").then(() => go(current));
+// The diagram's rows and the step itself are fetched at the same time.
+diagram.setFilter("");
+go(current);
 connectLive($("live-status"));

@@ -1,0 +1,103 @@
+"""The trace library's speed measures keep what the reader promises (h3learn/web/library.py).
+
+A saved trace is opened with its field spans deferred: every step still gets exactly the
+spans `read_trace` gives, and a span that breaks a rule is still reported, with the same
+message, when its step is shown. The listing does not re-read unchanged files, and the
+replay the library uses (snapshots on demand) answers as the one that takes them all first.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from web_helpers import make_app
+
+from h3learn.scenarios.examples import EXAMPLES
+from h3learn.trace.replay import Replay
+from h3learn.trace.store import TraceFormatError, read_trace, trace_document, write_trace
+from h3learn.web.library import TraceLibrary
+
+
+def saved(data_dir: Path, trace_id: str = "saved") -> Path:
+    traces = data_dir / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    path = traces / f"{trace_id}.json"
+    write_trace(path, "saved", EXAMPLES[1].record(), created="2026-01-01T00:00:00+00:00")
+    return path
+
+
+def test_deferred_spans_are_the_spans_read_trace_gives(tmp_path: Path) -> None:
+    path = saved(tmp_path)
+    library = TraceLibrary(tmp_path, max_bytes=1 << 24)
+    entry = library.get("saved")
+    assert all(event.fields == () for event in entry.events)  # deferred, not yet built
+    expected = read_trace(path).events
+    assert [entry.event(step) for step in range(len(expected))] == expected
+    assert entry.full_trace().events == expected
+
+
+def test_an_invalid_span_is_reported_at_its_step_with_the_readers_message(tmp_path: Path) -> None:
+    path = saved(tmp_path)
+    document = json.loads(path.read_text())
+    step = next(n for n, event in enumerate(document["events"]) if len(event["fields"]) > 2)
+    document["events"][step]["fields"][1]["length"] = 10_000
+    path.write_text(json.dumps(document))
+    with pytest.raises(TraceFormatError) as strict:
+        read_trace(path)
+    client = make_app(tmp_path).test_client()
+    assert client.get("/api/traces/saved").status_code == 200
+    assert client.get(f"/api/traces/saved/steps/{step - 1}").status_code == 200
+    response = client.get(f"/api/traces/saved/steps/{step}")
+    assert response.status_code == 400
+    assert response.get_json()["error"] == str(strict.value)
+    assert "lie outside raw" in str(strict.value)
+    assert client.get("/api/traces/saved/download?format=native").status_code == 400
+
+
+def test_the_listing_does_not_reread_an_unchanged_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = saved(tmp_path)
+    library = TraceLibrary(tmp_path, max_bytes=1 << 24)
+    reads: list[str] = []
+    real_read = TraceLibrary._read
+
+    def counting_read(self: TraceLibrary, trace_id: str, file: Path) -> object:
+        reads.append(trace_id)
+        return real_read(self, trace_id, file)
+
+    monkeypatch.setattr(TraceLibrary, "_read", counting_read)
+    first = library.listing()
+    library._saved.clear()  # as if the entry had been dropped from the cache
+    assert library.listing() == first
+    assert reads == ["saved"]
+    write_trace(path, "changed", EXAMPLES[0].record(), created="2026-01-01T00:00:00+00:00")
+    assert library.listing()[-1]["title"] == "changed"
+    assert reads == ["saved", "saved"]
+
+
+def test_an_upload_is_served_without_reading_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app: Flask = make_app(tmp_path)
+    library: TraceLibrary = app.extensions["h3learn_library"]
+    monkeypatch.setattr(TraceLibrary, "_read", lambda *args: pytest.fail("read back"))
+    events = EXAMPLES[0].record()
+    data = json.dumps(trace_document("t", events, created="2026-01-01T00:00:00+00:00"))
+    entry = library.save_upload(data.encode(), "t.json")
+    assert library.get(entry.id) is entry
+    assert entry.events == events
+
+
+def test_snapshots_on_demand_answer_as_snapshots_taken_at_once() -> None:
+    events = EXAMPLES[1].record()
+    eager = Replay(events, snapshot_every=8)
+    on_demand = Replay(events, snapshot_every=8, on_demand=True)
+    steps = list(range(len(events))) * 2
+    random.Random(4).shuffle(steps)
+    for step in steps:
+        assert on_demand.state_after(step) == eager.state_after(step), step
