@@ -4,20 +4,34 @@
     GET /trace/<id>                    redirects to step 0
     GET /trace/<id>/step/<n>           the step-through page, opened at step n (a link a
                                        teacher can share: "look at step 14")
+    GET /trace/<id>/print?from=&to=    a handout: every step of a range as one block,
+                                       rendered here (handout.py), for the printer
     GET /vendor/socket.io.min.js       the npm package socket.io-client, served locally
 
 Templates only lay out the page; the step-through page fills itself from the JSON API
-(api.py). Jinja escapes every value, so titles from uploaded traces stay text.
+(api.py), the handout is rendered from the same answers on the server. Jinja escapes every
+value, so titles and header values from uploaded traces stay text.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, current_app, redirect, render_template, send_file
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    send_file,
+)
 from werkzeug.wrappers import Response as BaseResponse
 
-from h3learn.web.library import TraceLibrary, UnknownTrace
+from h3learn.trace.store import TraceFormatError
+from h3learn.web.handout import MAX_STEPS, handout, step_range
+from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
 
 bp = Blueprint("pages", __name__)
 
@@ -48,15 +62,50 @@ def trace(trace_id: str) -> BaseResponse:
     return redirect(f"/trace/{trace_id}/step/0")
 
 
-@bp.get("/trace/<trace_id>/step/<int:step>")
-def step(trace_id: str, step: int) -> str:
+def entry_or_404(trace_id: str) -> Entry:
     try:
-        entry = library().get(trace_id)
+        return library().get(trace_id)
     except UnknownTrace:
         abort(404, f"no trace with id {trace_id!r}")
+
+
+@bp.get("/trace/<trace_id>/step/<int:step>")
+def step(trace_id: str, step: int) -> str:
+    entry = entry_or_404(trace_id)
     if not 0 <= step < len(entry.events):
         abort(404, f"trace {trace_id!r} has steps 0 to {len(entry.events) - 1}, not {step}")
     return render_template("pages/step.html", entry=entry, step=step, count=len(entry.events))
+
+
+@bp.get("/trace/<trace_id>/print")
+def handout_page(trace_id: str) -> str:
+    """Steps ``from`` to ``to`` (default: from 0, as many as a handout holds) as a handout."""
+    entry = entry_or_404(trace_id)
+    try:
+        first = _step_arg("from")
+        last = _step_arg("to")
+        start, end = step_range(len(entry.events), first, last)
+        steps = handout(entry, start, end)
+    except (ValueError, TraceFormatError) as error:
+        abort(400, str(error))
+    return render_template(
+        "pages/print.html",
+        entry=entry,
+        steps=steps,
+        start=start,
+        end=end,
+        count=len(entry.events),
+        max_steps=MAX_STEPS,
+    )
+
+
+def _step_arg(name: str) -> int | None:
+    text = request.args.get(name, "").strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise ValueError(f"{name!r} must be a step number, not {text!r}")
+    return int(text)
 
 
 @bp.get("/vendor/socket.io.min.js")

@@ -252,3 +252,40 @@ def test_projector_mode_toggles_and_screenshots(page: object, base_url: str) -> 
     assert page.get_attribute("html", "class") == "projector"  # type: ignore[attr-defined]
     page.keyboard.press("p")  # type: ignore[attr-defined]
     assert page.get_attribute("html", "class") == ""  # type: ignore[attr-defined]
+
+
+def test_the_handout_prints_clean_blocks_and_a_pdf(page: object, base_url: str) -> None:
+    open_step(page, base_url, "dynamic-table", 45)
+    page.click("#handout-link")  # type: ignore[attr-defined]
+    page.wait_for_url("**/trace/dynamic-table/print")  # type: ignore[attr-defined]
+    page.goto(f"{base_url}/trace/dynamic-table/print?from=44&to=47")  # type: ignore[attr-defined]
+    page.emulate_media(media="print")  # type: ignore[attr-defined]
+    steps = page.locator("article.handout-step")  # type: ignore[attr-defined]
+    assert steps.count() == 4
+    block = page.locator("#step-45")  # type: ignore[attr-defined]
+    assert "Required Insert Count 3" in block.locator("h2").text_content()
+    assert block.locator(".handout-fields tbody tr").count() > 10
+    assert block.locator(".handout-endpoint").count() == 2
+    link = block.locator(".rfc-list a").first
+    assert link.get_attribute("href").startswith("https://www.rfc-editor.org/rfc/rfc9204#")
+    # The screen-only parts are gone on paper; the URL of each RFC link is printed after it.
+    for hidden in ("#projector-toggle", ".handout-range"):
+        assert not page.locator(hidden).is_visible()  # type: ignore[attr-defined]
+    after = page.evaluate(  # type: ignore[attr-defined]
+        "() => getComputedStyle(document.querySelector('#step-45 .rfc-list a'), '::after').content"
+    )
+    assert "rfc-editor.org" in after
+    block.screenshot(path="/tmp/h3learn-handout-step45.png")
+    page.screenshot(path="/tmp/h3learn-handout-print.png", full_page=True)  # type: ignore[attr-defined]
+    pdf = page.pdf(path="/tmp/h3learn-handout.pdf", format="A4")  # type: ignore[attr-defined]
+    assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
+
+
+def test_the_step_page_prints_as_one_step(page: object, base_url: str) -> None:
+    open_step(page, base_url, "dynamic-table", 45)
+    page.emulate_media(media="print")  # type: ignore[attr-defined]
+    for hidden in (".diagram-panel", ".controls", "#projector-toggle"):
+        assert not page.locator(hidden).is_visible()  # type: ignore[attr-defined]
+    for shown in ("#step-summary", "#bytes .hex", "#rfc a", "#state .endpoint"):
+        assert page.locator(shown).first.is_visible()  # type: ignore[attr-defined]
+    page.screenshot(path="/tmp/h3learn-step-print.png", full_page=True)  # type: ignore[attr-defined]
