@@ -111,6 +111,23 @@ def choice_arg(name: str, choices: tuple[str, ...]) -> set[str] | None:
     return picked
 
 
+def streams_arg() -> set[int | None] | None:
+    """``stream``: comma-separated stream IDs, ``none`` for events on no stream; None if absent."""
+    text = request.args.get("stream", "").strip()
+    if not text:
+        return None
+    picked: set[int | None] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if part == "none":
+            picked.add(None)
+        elif part.isdigit():
+            picked.add(int(part))
+        else:
+            raise ApiError(400, f"'stream': {part!r} is not a stream ID (or 'none')")
+    return picked
+
+
 def page_of(entry: Entry) -> dict[str, Any]:
     """The summaries ``offset`` .. ``offset + limit`` of those matching the filters."""
     offset = int_arg("offset", 0, 0, 10**9)
@@ -118,10 +135,11 @@ def page_of(entry: Entry) -> dict[str, Any]:
     categories = choice_arg("category", CATEGORIES)
     directions = choice_arg("direction", DIRECTIONS)
     endpoints = choice_arg("endpoint", ENDPOINT_NAMES)
+    streams = streams_arg()
     query = request.args.get("q", "").strip().lower()
     summaries = entry.summaries()
-    filtered = categories is not None or directions is not None or endpoints is not None or query
-    if filtered:
+    chosen = (categories, directions, endpoints, streams)
+    if any(choice is not None for choice in chosen) or query:
         texts = entry.search_texts()
         matching = [
             row
@@ -129,6 +147,7 @@ def page_of(entry: Entry) -> dict[str, Any]:
             if (categories is None or row["category"] in categories)
             and (directions is None or row["direction"] in directions)
             and (endpoints is None or row["endpoint"] in endpoints)
+            and (streams is None or row["stream_id"] in streams)
             and (not query or query in texts[row["seq"]])
         ]
     else:

@@ -15,6 +15,9 @@ judgement is made here, from the recorded events alone:
 - the byte view: each byte of ``raw`` as hex, ASCII and bits, with the field spans
   (docs/events.md, "Field spans") that cover it, and for prefix bytes which field owns
   each bit;
+- which field spans are Huffman-coded strings (their value is already the decoded text),
+  and for a field section the Required Insert Count / Base / absolute index arithmetic
+  written out (prefix_math.py);
 - the RFC sections as links to the official text.
 """
 
@@ -25,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from h3learn.events import Event, FieldSpan
+from h3learn.web.prefix_math import section_arithmetic
 from h3learn.web.rfc_sections import TITLES
 
 #: RFC 9000 §2.1: bit 0x02 of a stream ID marks a unidirectional stream.
@@ -165,6 +169,29 @@ def byte_rows(raw: bytes, fields: Sequence[FieldSpan]) -> list[dict[str, Any]]:
     return rows
 
 
+#: RFC 9204 §4.1.2 (RFC 7541 §5.2): a string literal is recorded as three spans, "<name>: H"
+#: (the Huffman flag), "<name>: length" and "<name>" (the octets, with the decoded text as
+#: their value); see h3learn/wire/spans.py.
+HUFFMAN_FLAG_SUFFIX = ": H"
+
+
+def huffman_notes(fields: Sequence[FieldSpan]) -> list[str | None]:
+    """For each span: a note if it is a Huffman-coded string literal's octets, else None."""
+    flags: dict[str, bool] = {}
+    notes: list[str | None] = []
+    for span in fields:
+        notes.append(None)
+        if span.name.endswith(HUFFMAN_FLAG_SUFFIX) and isinstance(span.value, bool):
+            flags[span.name.removesuffix(HUFFMAN_FLAG_SUFFIX)] = span.value
+        elif flags.pop(span.name, False):
+            text = value_text(span.value)
+            notes[-1] = (
+                f"Huffman-coded (RFC 7541 Appendix B): these {span.length} bytes decode to "
+                f"the {len(text)} characters shown."
+            )
+    return notes
+
+
 def step_event(event: Event, types: dict[int, str]) -> dict[str, Any]:
     """Everything the page shows about one event."""
     out = summary_of(event, types)
@@ -172,6 +199,14 @@ def step_event(event: Event, types: dict[int, str]) -> dict[str, Any]:
     out["raw"] = event.raw.hex()
     out["length"] = len(event.raw)
     out["fields"] = [_field_json(i, span, event.raw) for i, span in enumerate(event.fields)]
+    for field, note in zip(out["fields"], huffman_notes(event.fields), strict=True):
+        field["huffman"] = note is not None
+        field["note"] = note
+    calculation = section_arithmetic(event.name, event.data)
+    if calculation is not None:
+        for line in calculation["lines"]:
+            line["rfc"] = rfc_link(line["rfc"])
+    out["calculation"] = calculation
     out["bytes"] = byte_rows(event.raw, event.fields)
     sections = list(event.rfc)
     for span in event.fields:

@@ -85,6 +85,21 @@ def test_events_filter_by_category_direction_and_search(client: FlaskClient) -> 
     assert client.get(f"{base}?category=none").get_json()["total"] == 0
 
 
+def test_events_filter_by_stream(client: FlaskClient) -> None:
+    base = "/api/traces/dynamic-table/events"
+    four = client.get(f"{base}?stream=4&limit=2000").get_json()
+    assert four["total"] > 0 and {r["stream_id"] for r in four["events"]} == {4}
+    both = client.get(f"{base}?stream=0,4&limit=2000").get_json()
+    assert {r["stream_id"] for r in both["events"]} == {0, 4}
+    none = client.get(f"{base}?stream=none&limit=2000").get_json()
+    assert none["total"] > 0 and {r["stream_id"] for r in none["events"]} == {None}
+    qpack_on_four = client.get(f"{base}?stream=4&category=qpack").get_json()
+    assert 0 < qpack_on_four["total"] < four["total"]
+    response = client.get(f"{base}?stream=4,x")
+    assert response.status_code == 400
+    assert response.get_json()["error"] == "'stream': 'x' is not a stream ID (or 'none')"
+
+
 def test_events_locate_a_step_among_the_filtered_rows(client: FlaskClient) -> None:
     base = "/api/traces/dynamic-table/events?category=http3"
     rows = client.get(f"{base}&limit=2000").get_json()["events"]

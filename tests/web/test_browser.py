@@ -289,3 +289,45 @@ def test_the_step_page_prints_as_one_step(page: object, base_url: str) -> None:
     for shown in ("#step-summary", "#bytes .hex", "#rfc a", "#state .endpoint"):
         assert page.locator(shown).first.is_visible()  # type: ignore[attr-defined]
     page.screenshot(path="/tmp/h3learn-step-print.png", full_page=True)  # type: ignore[attr-defined]
+
+
+def test_huffman_strings_and_the_prefix_arithmetic_are_written_out(
+    page: object, base_url: str
+) -> None:
+    events = EXAMPLES[1].record()
+    step = next(e.seq for e in events if e.name == "headers_decoded" and e.data["prefix"]["base"])
+    open_step(page, base_url, "dynamic-table", step)
+    tags = page.locator("#bytes .field-list .huffman-tag")  # type: ignore[attr-defined]
+    assert tags.count() >= 1
+    tag = page.locator(".huffman-tag")  # type: ignore[attr-defined]
+    item = page.locator("#bytes .field-list li", has=tag).first  # type: ignore[attr-defined]
+    item.hover()
+    detail = page.text_content("#bytes .field-detail")  # type: ignore[attr-defined]
+    assert "Huffman-coded (RFC 7541 Appendix B)" in detail
+    assert "/style.css" in detail  # the decoded text, not the octets
+    calculation = page.text_content("#bytes .calculation")  # type: ignore[attr-defined]
+    assert "ReqInsertCount = MaxWrapped + EncodedInsertCount − 1" in calculation
+    assert "absolute = Base − 1 −" in calculation
+    page.locator("#bytes .calculation").screenshot(path="/tmp/h3learn-calculation.png")  # type: ignore[attr-defined]
+
+
+def test_the_diagram_filters_by_stream(page: object, base_url: str) -> None:
+    open_step(page, base_url, "dynamic-table", 45)
+    assert page.text_content("#only-stream") == "Show only stream 4"  # type: ignore[attr-defined]
+    page.click("#only-stream")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => document.getElementById('diagram-count').textContent.includes('matching')"
+    )
+    seqs = page.eval_on_selector_all(".row", "rows => rows.map(r => Number(r.dataset.seq))")  # type: ignore[attr-defined]
+    four = {e.seq for e in EXAMPLES[1].record() if e.stream_id == 4}
+    assert seqs and set(seqs) <= four
+    assert page.text_content("#only-stream") == "Show all streams"  # type: ignore[attr-defined]
+    page.fill("#stream-filter", "4, x")  # type: ignore[attr-defined]
+    page.wait_for_selector("#stream-filter-error:not([hidden])")  # type: ignore[attr-defined]
+    assert "not a stream ID" in page.text_content("#stream-filter-error")  # type: ignore[attr-defined]
+    # The last good filter stays.
+    assert page.locator(".row").count() == len(seqs)  # type: ignore[attr-defined]
+    page.fill("#stream-filter", "")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => !document.getElementById('diagram-count').textContent.includes('matching')"
+    )

@@ -1,7 +1,9 @@
 // The byte view of one step: hex and ASCII, each field span coloured and labelled; hovering
 // (or focusing) a field highlights its bytes and shows its value and explanation; a byte
-// shared by several fields (a prefix byte) is drawn bit by bit. Everything shown comes from
-// the step's `event.bytes` and `event.fields` as the API computed them.
+// shared by several fields (a prefix byte) is drawn bit by bit; a Huffman-coded string shows
+// its decoded text with a note; a field section's Required Insert Count, Base and absolute
+// indexes are worked out in words. Everything shown comes from the step's `event.bytes`,
+// `event.fields` and `event.calculation` as the API computed them.
 import { clear, h } from "./dom.js";
 
 const PER_LINE = 16;
@@ -87,7 +89,9 @@ export function renderBytes(container, event) {
       h("span", { class: "swatch", "aria-hidden": "true" }),
       h("span", { class: "field-name" }, field.name),
       h("span", { class: "field-where" }, field.where + (field.bits ? ` (${field.bits})` : "")),
-      h("span", { class: "field-value" }, field.value_text));
+      h("span", { class: "field-value-cell" },
+        h("span", { class: "field-value" }, field.value_text),
+        field.huffman ? h("span", { class: "huffman-tag", title: field.note }, "Huffman-coded") : null));
     item.addEventListener("mouseenter", () => show(field.index));
     item.addEventListener("focus", () => show(field.index));
     list.append(item);
@@ -109,6 +113,7 @@ export function renderBytes(container, event) {
       " ",
       h("span", { class: "muted" }, field.where + (field.bits ? `, bits ${field.bits}` : "")),
       h("div", { class: "detail-value" }, "Value: ", h("code", {}, field.value_text)),
+      field.note ? h("div", { class: "detail-note" }, field.note) : null,
       h("div", { class: "detail-explain" }, field.explain),
       field.rfc_link ? h("div", {}, link(field.rfc_link), " ", field.rfc_link.title) : null,
     );
@@ -118,7 +123,18 @@ export function renderBytes(container, event) {
   if (bits.childElementCount) {
     container.append(h("h3", {}, "Prefix bytes, bit by bit"), bits);
   }
-  container.append(detail, h("h3", {}, "Fields"), list);
+  container.append(detail);
+  if (event.calculation) container.append(renderCalculation(event.calculation));
+  container.append(h("h3", {}, "Fields"), list);
+}
+
+// RFC 9204 §4.5.1 and §3.2.5-§3.2.6 written out (computed by the server: prefix_math.py).
+function renderCalculation(calculation) {
+  return h("section", { class: "calculation", "aria-label": calculation.title },
+    h("h3", {}, calculation.title),
+    h("ol", {}, calculation.lines.map((line) => h("li", {},
+      h("span", { class: "calc-text" }, line.text), " ",
+      h("span", { class: "calc-rfc" }, link(line.rfc))))));
 }
 
 export { link };

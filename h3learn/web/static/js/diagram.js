@@ -80,14 +80,25 @@ export class Diagram {
   // page fetched is the one with the current step.
   // The rows drawn stay until the first page of the new selection is in, so the diagram
   // never flashes empty while a filter is applied.
+  // A filter the server refuses (a bad stream ID) leaves the previous one in place, and the
+  // error goes to the caller.
   async setFilter(filter) {
+    const previous = { filter: this.filter, pages: this.pages };
     this.filter = filter;
     this.generation += 1;
     this.pages = new Map();
     this.loading = new Map();
     if (!this.rowHeight) this.measure();
     if (filter) {
-      const first = await this.page(0);
+      let first;
+      try {
+        first = await this.page(0);
+      } catch (failure) {
+        this.filter = previous.filter;
+        this.pages = previous.pages;
+        this.generation += 1;
+        throw failure;
+      }
       if (!first) return;
       this.total = first.total;
     } else {
@@ -112,6 +123,9 @@ export class Diagram {
       this.loading.delete(index);
       this.schedule();
       return answer;
+    }, (failure) => {
+      this.loading.delete(index);
+      throw failure;
     });
     this.loading.set(index, promise);
     return promise;
@@ -207,7 +221,7 @@ export class Diagram {
       if (this.nodes.has(position)) continue;
       const row = this.rowAt(position);
       if (row === undefined) {
-        this.page(Math.floor(position / PAGE));
+        this.page(Math.floor(position / PAGE)).catch(() => {}); // setFilter reports errors
         continue;
       }
       const node = this.makeRow(row);

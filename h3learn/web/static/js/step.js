@@ -100,6 +100,10 @@ function render(answer) {
   $("step-changed").textContent = answer.changed.length
     ? `Changed: ${answer.changed.join(", ")}`
     : "Nothing in the state changed at this step.";
+  if (shownStream !== event.stream_id) {
+    shownStream = event.stream_id;
+    updateStreamButton();
+  }
   renderBytes($("bytes"), event);
   renderRfc(event);
   renderState($("state"), answer.state, answer.changed);
@@ -166,18 +170,52 @@ function filterQuery() {
   }
   const query = $("search").value.trim();
   if (query) parts.push(`q=${encodeURIComponent(query)}`);
+  const streams = streamFilter();
+  if (streams) parts.push(`stream=${encodeURIComponent(streams)}`);
   return parts.join("&");
 }
 
+// The stream box as the API's `stream` argument ("0,4"); the server checks it.
+function streamFilter() {
+  return $("stream-filter").value.replace(/\s+/g, "").replace(/^,+|,+$/g, "");
+}
+
 let filterTimer = null;
-function refilter() {
+function refilter(delay = 150) {
   clearTimeout(filterTimer);
-  filterTimer = setTimeout(() => diagram.setFilter(filterQuery()), 150);
+  filterTimer = setTimeout(async () => {
+    const error = $("stream-filter-error");
+    try {
+      await diagram.setFilter(filterQuery());
+      error.hidden = true;
+    } catch (failure) {
+      error.textContent = failure.message;
+      error.hidden = false;
+    }
+    updateStreamButton();
+  }, delay);
 }
 for (const box of document.querySelectorAll(".filters input[type=checkbox]")) {
-  box.addEventListener("change", refilter);
+  box.addEventListener("change", () => refilter());
 }
-$("search").addEventListener("input", refilter);
+$("search").addEventListener("input", () => refilter());
+$("stream-filter").addEventListener("input", () => refilter(400));
+
+// "Show only this stream" beside the current step's stream (or back to all of them).
+let shownStream = null;
+function updateStreamButton() {
+  const button = $("only-stream");
+  button.hidden = shownStream === null;
+  if (shownStream === null) return;
+  const only = streamFilter() === String(shownStream);
+  button.textContent = only ? "Show all streams" : `Show only stream ${shownStream}`;
+  button.setAttribute("aria-pressed", String(only));
+}
+$("only-stream").addEventListener("click", () => {
+  const only = streamFilter() === String(shownStream);
+  $("stream-filter").value = only ? "" : String(shownStream);
+  refilter(0);
+});
 
 $("first").addEventListener("click", () => go(0));
 $("prev").addEventListener("click", () => go(current - 1));
