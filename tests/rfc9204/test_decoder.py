@@ -21,8 +21,9 @@ import pylsqpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from span_checks import assert_every_bit_labelled_once
 
-from h3learn.events import Event, EventLog, FieldSpan
+from h3learn.events import Event, EventLog
 from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder_instructions import (
     Duplicate,
@@ -81,24 +82,6 @@ def decoder_with(entries: list[Header], capacity: int = 4096, blocked: int = 10)
         wire(SetDynamicTableCapacity(capacity), *(insert(n, v) for n, v in entries))
     )
     return decoder
-
-
-def assert_every_bit_labelled_once(raw: bytes, spans: tuple[FieldSpan, ...]) -> None:
-    """Every bit of ``raw`` belongs to exactly one span (docs/events.md, "Field spans")."""
-    owners = [[0] * 8 for _ in raw]
-    for span in spans:
-        assert span.length >= 1
-        assert span.offset >= 0 and span.offset + span.length <= len(raw), span
-        for position in range(span.offset, span.offset + span.length):
-            if position == span.offset and span.bit_offset is not None:
-                assert span.bit_length is not None
-                bits = range(span.bit_offset, span.bit_offset + span.bit_length)
-            else:
-                bits = range(8)
-            for bit in bits:
-                owners[position][bit] += 1
-    for position, counts in enumerate(owners):
-        assert counts == [1] * 8, f"byte {position}: bits labelled {counts} times"
 
 
 def assert_events_label_their_bytes(events: list[Event]) -> None:

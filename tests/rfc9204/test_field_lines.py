@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from span_checks import assert_every_bit_labelled_once
 
-from h3learn.events import FieldSpan
 from h3learn.qpack.field_lines import (
     IndexedFieldLine,
     IndexedFieldLineWithPostBaseIndex,
@@ -39,24 +39,6 @@ def serialize(line: Any) -> SpanWriter:
     return writer
 
 
-def assert_every_bit_labelled_once(raw: bytes, spans: tuple[FieldSpan, ...]) -> None:
-    """Every bit of ``raw`` belongs to exactly one span (docs/events.md, "Field spans")."""
-    owners = [[0] * 8 for _ in raw]
-    for span in spans:
-        assert span.length >= 1
-        assert span.offset >= 0 and span.offset + span.length <= len(raw), span
-        for position in range(span.offset, span.offset + span.length):
-            if position == span.offset and span.bit_offset is not None:
-                assert span.bit_length is not None
-                bits = range(span.bit_offset, span.bit_offset + span.bit_length)
-            else:
-                bits = range(8)
-            for bit in bits:
-                owners[position][bit] += 1
-    for position, counts in enumerate(owners):
-        assert counts == [1] * 8, f"byte {position}: bits labelled {counts} times"
-
-
 def parse(wire: bytes | bytearray, record: bool = True) -> tuple[Any, SpanReader]:
     reader = SpanReader(wire, record=record)
     return parse_field_line(reader), reader
@@ -69,6 +51,7 @@ indexes = st.one_of(
     st.sampled_from([2**n - 1 for n in range(1, 8)] + [2**n for n in range(1, 8)]),
     st.integers(0, PREFIXED_INT_MAX),
 )
+
 strings = st.binary(max_size=80)
 
 field_lines = st.one_of(
