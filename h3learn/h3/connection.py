@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3learn.events import NullRecorder, Recorder
+from h3learn.h3 import zero_rtt
 from h3learn.h3.actions import Action, CloseConnection, ResetStream, SendStreamData, StopSending
 from h3learn.h3.errors import (
     ErrorCode,
@@ -163,7 +164,15 @@ class H3Connection:
         is_client: bool,
         settings: Settings | None = None,
         recorder: Recorder | None = None,
+        remembered_settings: Settings | None = None,
     ) -> None:
+        """``remembered_settings`` (a client resuming a connection, for 0-RTT): the SETTINGS
+        the server announced on the connection that gave the session ticket
+        (RFC 9114 §7.2.4.2). They are in force at once, so what is sent before the server's
+        SETTINGS arrive complies with them; see `handshake_completed`.
+        """
+        if remembered_settings is not None and not is_client:
+            raise H3UsageError("only a client remembers the peer's settings (RFC 9114 §7.2.4.2)")
         self.is_client = is_client
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
         #: What this endpoint announces (RFC 9114 §7.2.4); decided now, sent by `initiate`.
@@ -179,6 +188,10 @@ class H3Connection:
         )
         self.closed = False
         self.close_code: int | None = None
+        #: RFC 9114 §7.2.4.2: what a resuming client remembered, and whether the server
+        #: accepted its 0-RTT data (None until the transport says).
+        self.remembered_settings = remembered_settings
+        self.early_data_accepted: bool | None = None
 
         own_uni = CLIENT_UNI if is_client else SERVER_UNI
         self._next_uni_stream_id = own_uni
@@ -215,6 +228,130 @@ class H3Connection:
             summary=f"{self._me}: local SETTINGS decided: {self.local_settings.describe()}",
             rfc=("9114#7.2.4",),
         )
+        if remembered_settings is not None:
+            self._restore_settings(remembered_settings)
+
+    # == resumption and 0-RTT (RFC 9114 §7.2.4.2) ===========================================
+
+    def _restore_settings(self, remembered: Settings) -> None:
+        """Client: start from the server's remembered settings instead of the defaults."""
+        self.peer_settings = remembered
+        self.encoder.apply_settings(
+            remembered.qpack_max_table_capacity, remembered.qpack_blocked_streams
+        )
+        self._record(
+            "parameters_restored",
+            None,
+            {"owner": "remote", "settings": self._settings_json(remembered)},
+            rfc=(zero_rtt.SECTION,),
+            summary=(
+                f"client restores the server's SETTINGS remembered from the previous"
+                f" connection, and follows them in 0-RTT: {remembered.describe()}"
+            ),
+        )
+
+    def accepts_early_data(self, remembered: Settings) -> bool:
+        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?
+
+        RFC 9114 §7.2.4.2: only if a client that follows the remembered settings cannot
+        break this server's current ones. The transport asks while the handshake decides
+        whether to resume, and refuses 0-RTT when the answer is no.
+        """
+        if self.is_client:
+            raise H3UsageError("only a server decides on 0-RTT (RFC 9114 §7.2.4.2)")
+        problem = zero_rtt.incompatibility(
+            remembered, self.local_settings, zero_rtt.announced_ids(self.local_settings)
+        )
+        accepted = problem is None
+        verb = "accepts" if accepted else "refuses"
+        reason = (
+            "the remembered settings are compatible with this server's"
+            if problem is None
+            else "a client following its remembered settings could break this server's:"
+            f" {problem.rule}"
+        )
+        self._record_early_data_decision(
+            accepted, reason, remembered, self.local_settings, f"server {verb} 0-RTT: {reason}"
+        )
+        return accepted
+
+    def handshake_completed(self, *, early_data_accepted: bool) -> None:
+        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data.
+
+        A client that remembered settings learns here which settings it must follow until
+        the server's SETTINGS arrive: the remembered ones (0-RTT accepted), or the defaults
+        (RFC 9114 §7.2.4.2: a 1-RTT connection starts from the defaults).
+        """
+        self.early_data_accepted = early_data_accepted
+        remembered = self.remembered_settings
+        if not self.is_client or remembered is None:
+            return
+        lost = not early_data_accepted and self._relied_on_remembered(remembered)
+        if early_data_accepted:
+            reason = (
+                "the server accepted 0-RTT, so its SETTINGS must keep every remembered value"
+                " the 0-RTT data may rely on"
+            )
+        elif lost:
+            reason = (
+                "the server refused 0-RTT, so what was sent in it is lost and must not be"
+                " resent as it was (RFC 9001 §4.6.2): it followed remembered settings that a"
+                " 1-RTT connection does not have. The client closes this connection; its"
+                " requests were not processed and may be retried on a new one"
+            )
+        else:
+            reason = (
+                "the server refused 0-RTT: this is a 1-RTT connection, so the server's"
+                " settings are the defaults until its SETTINGS arrive"
+            )
+        if not early_data_accepted and not self.peer_settings_received:
+            self.peer_settings = Settings()
+            if not lost:
+                self.encoder.apply_settings(0, 0)
+        self._record_early_data_decision(
+            early_data_accepted, reason, remembered, self.peer_settings, f"client: {reason}"
+        )
+        if lost:
+            for stream in list(self._requests.values()):
+                self._events.append(
+                    StreamReset(
+                        stream_id=stream.stream_id,
+                        error_code=ErrorCode.H3_REQUEST_REJECTED,
+                        retry_safe=True,
+                    )
+                )
+            self.close(ErrorCode.H3_NO_ERROR, "0-RTT was refused after requests were sent in it")
+
+    def _record_early_data_decision(
+        self,
+        accepted: bool,
+        reason: str,
+        remembered: Settings,
+        settings: Settings,
+        summary: str,
+    ) -> None:
+        self._record(
+            "early_data_decision",
+            None,
+            {
+                "accepted": accepted,
+                "reason": reason,
+                "remembered": self._settings_json(remembered),
+                "settings": self._settings_json(settings),
+                "rfc": zero_rtt.SECTION,
+            },
+            rfc=(zero_rtt.SECTION,),
+            summary=summary,
+        )
+
+    def _relied_on_remembered(self, remembered: Settings) -> bool:
+        """Did this client send something only the remembered settings allow? (Strictly:
+        did it use the QPACK table or send a request, while the remembered settings allow
+        more than the defaults.)"""
+        if self.peer_settings_received:
+            return False
+        used = self.encoder.capacity_sent or bool(self._requests)
+        return used and zero_rtt.incompatibility(remembered, Settings(), ()) is not None
 
     # == start-up (RFC 9114 §6.2.1, RFC 9204 §4.2) ===========================================
 
@@ -441,7 +578,7 @@ class H3Connection:
             self._record_stream_error(
                 stream_id, error_code, "the application cancelled the stream", "9114#4.1.1", "sent"
             )
-            self._abandon(stream, error_code)
+            self._abandon(stream, error_code, "the application cancelled the stream")
             self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
 
     def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
@@ -546,7 +683,9 @@ class H3Connection:
                 MessageState.EXPECTING_HEADERS
             )
             code = ErrorCode.H3_REQUEST_INCOMPLETE if incomplete else ErrorCode.H3_REQUEST_CANCELLED
-            self._actions.append(ResetStream(stream.stream_id, code))
+            self._reset_stream(
+                stream.stream_id, code, "the peer reset the stream, so this side ends its half too"
+            )
             stream.end_sent = True
         self._requests.pop(stream.stream_id, None)
         self._finished_requests.add(stream.stream_id)
@@ -554,6 +693,14 @@ class H3Connection:
     def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
         """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
         if not self.closed:
+            self._record_stream_frame(
+                "stop_sending",
+                stream_id,
+                error_code,
+                "the peer asks this endpoint to stop sending",
+                "9000#3.5",
+                "received",
+            )
             with self._guard():
                 if stream_id in (
                     self.control_stream_id,
@@ -568,7 +715,13 @@ class H3Connection:
                 stream = self._requests.get(stream_id)
                 if stream is not None and not stream.end_sent:
                     stream.end_sent = True
-                    self._actions.append(ResetStream(stream_id, ErrorCode.H3_REQUEST_CANCELLED))
+                    # RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM.
+                    self._reset_stream(
+                        stream_id,
+                        ErrorCode.H3_REQUEST_CANCELLED,
+                        "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
+                        rfc="9000#3.5",
+                    )
                     self._forget_if_done(stream)
         return self._take_events()
 
@@ -649,12 +802,50 @@ class H3Connection:
         self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
         stream = self._stream_for(error.stream_id)
         if stream is not None:
-            self._abandon(stream, error.code)
+            self._abandon(stream, error.code, error.rule)
         else:
-            self._actions.append(StopSending(error.stream_id, error.code))
+            self._stop_sending(error.stream_id, error.code, error.rule)
             if is_bidirectional(error.stream_id):
-                self._actions.append(ResetStream(error.stream_id, error.code))
+                self._reset_stream(error.stream_id, error.code, error.rule)
         self._events.append(StreamReset(stream_id=error.stream_id, error_code=error.code))
+
+    # -- what QUIC is asked to do to one stream (RFC 9000 §3.5, §19.4, §19.5) -----------------
+
+    def _stop_sending(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
+        """Ask QUIC to send STOP_SENDING: the peer should stop sending on ``stream_id``."""
+        self._actions.append(StopSending(stream_id, code))
+        self._record_stream_frame("stop_sending", stream_id, code, why, rfc, "sent")
+
+    def _reset_stream(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
+        """Ask QUIC to send RESET_STREAM: this endpoint abandons sending on ``stream_id``."""
+        self._actions.append(ResetStream(stream_id, code))
+        self._record_stream_frame("reset_stream", stream_id, code, why, rfc, "sent")
+
+    def _record_stream_frame(
+        self, name: str, stream_id: int, code: int, why: str, rfc: str, direction: str
+    ) -> None:
+        if not self.recorder.enabled:
+            return
+        frame = "STOP_SENDING" if name == "stop_sending" else "RESET_STREAM"
+        section = "9000#19.5" if name == "stop_sending" else "9000#19.4"
+        if direction == "sent":
+            summary = f"{self._arrow}: {frame} on stream {stream_id}, {code_name(code)}: {why}"
+        else:
+            summary = f"{self._me} receives {frame} on stream {stream_id}, {code_name(code)}"
+        self._record(
+            name,
+            stream_id,
+            {
+                "stream_id": stream_id,
+                "code": code,
+                "code_name": code_name(code),
+                "reason": why,
+                "rfc": rfc,
+                "direction": direction,
+            },
+            rfc=(section, rfc) if rfc != section else (section,),
+            summary=summary,
+        )
 
     def _record_stream_error(
         self, stream_id: int, code: int, rule: str, rfc: str, direction: str
@@ -682,7 +873,7 @@ class H3Connection:
             stream = self._incoming_uni[stream_id].request
         return stream
 
-    def _abandon(self, stream: _RequestStream, error_code: int) -> None:
+    def _abandon(self, stream: _RequestStream, error_code: int, why: str) -> None:
         """Stop both directions of a stream after a stream error or cancellation."""
         if stream.abandoned:
             return
@@ -690,9 +881,9 @@ class H3Connection:
         if stream.blocked_on is not None or not stream.end_received:
             self.decoder.cancel_stream(stream.stream_id)
         if not stream.end_received:
-            self._actions.append(StopSending(stream.stream_id, error_code))
+            self._stop_sending(stream.stream_id, error_code, why)
         if not stream.end_sent:
-            self._actions.append(ResetStream(stream.stream_id, error_code))
+            self._reset_stream(stream.stream_id, error_code, why)
             stream.end_sent = True
         self._requests.pop(stream.stream_id, None)
         self._finished_requests.add(stream.stream_id)
@@ -1037,7 +1228,13 @@ class H3Connection:
         else:
             # RFC 9114 §6.2: unknown and reserved types are ignored; asking the peer to stop
             # sending spares it the effort.
-            self._actions.append(StopSending(stream.stream_id, ErrorCode.H3_STREAM_CREATION_ERROR))
+            self._stop_sending(
+                stream.stream_id,
+                ErrorCode.H3_STREAM_CREATION_ERROR,
+                f"stream {stream.stream_id} is a {header.describe()}, which this endpoint"
+                " reads and ignores",
+                rfc="9114#6.2",
+            )
 
     def _claim_critical(self, attribute: str, stream_id: int, name: str, rfc: str) -> None:
         if getattr(self, attribute) is not None:
@@ -1140,6 +1337,16 @@ class H3Connection:
 
     def _settings_received(self, frame: SettingsFrame) -> None:
         settings = Settings.from_frame(frame)
+        remembered = self.remembered_settings
+        if remembered is not None and self.early_data_accepted is not False:
+            # RFC 9114 §7.2.4.2: a server that took 0-RTT data keeps what it relied on.
+            problem = zero_rtt.incompatibility(
+                remembered, settings, {identifier for identifier, _ in frame.settings}
+            )
+            if problem is not None:
+                raise H3ConnectionError(
+                    problem.code, f"the server accepted 0-RTT, but {problem.rule}", problem.rfc
+                )
         self.peer_settings = settings
         self.peer_settings_received = True
         self._record(
@@ -1178,7 +1385,11 @@ class H3Connection:
                 s for s in self._requests.values() if s.stream_id >= identifier and not s.abandoned
             ]
             for stream in rejected:
-                self._abandon(stream, ErrorCode.H3_REQUEST_CANCELLED)
+                self._abandon(
+                    stream,
+                    ErrorCode.H3_REQUEST_CANCELLED,
+                    f"the server's GOAWAY {identifier} says this request will not be processed",
+                )
                 self._events.append(
                     StreamReset(
                         stream_id=stream.stream_id,

@@ -244,6 +244,11 @@ class Encoder:
             int(RECENT_SHARE * self._target_capacity()), MINIMUM_RECENT_WINDOW
         )
 
+    @property
+    def capacity_sent(self) -> bool:
+        """Has this encoder set the table's capacity (and so used the peer's maximum)?"""
+        return self._capacity_sent
+
     def _target_capacity(self) -> int:
         if self.preferred_capacity is None:
             return self.max_table_capacity

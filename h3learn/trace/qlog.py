@@ -205,6 +205,8 @@ class _Exporter:
             out = {"stream_id": self.stream_id(event), "frame": frame}
         elif event.category == "http3" and event.name == "parameters_set":
             name, out = "http3:parameters_set", self.parameters(data, "initiator")
+        elif event.category == "http3" and event.name == "parameters_restored":
+            name, out = "http3:parameters_restored", self.parameters(data, None)
         elif event.category == "http3" and event.name == "stream_type_set":
             name, out = "http3:stream_type_set", self.stream_type(event)
         elif event.category == "qpack":
@@ -242,6 +244,8 @@ class _Exporter:
             }
         elif event.category == "http3" and event.name == "parameters_set":
             name, out = "http:parameters_set", self.parameters(data, "owner", draft_03=True)
+        elif event.category == "http3" and event.name == "parameters_restored":
+            name, out = "http:parameters_restored", self.parameters(data, None, draft_03=True)
         elif event.category == "http3" and event.name == "stream_type_set":
             current = self.stream_type(event)
             out = {"new": STREAM_TYPES_03.get(current["stream_type"], "unknown")}
@@ -326,11 +330,14 @@ class _Exporter:
         return info
 
     def parameters(
-        self, data: dict[str, Any], owner_key: str, draft_03: bool = False
+        self, data: dict[str, Any], owner_key: str | None, draft_03: bool = False
     ) -> dict[str, Any]:
-        """http3:parameters_set: one field per setting (unnamed ones as ``setting_0x..``)."""
+        """http3:parameters_set / _restored: one field per setting (others ``setting_0x..``).
+
+        ``owner_key`` names who set them (``parameters_restored`` has no such field).
+        """
         out: dict[str, Any] = {}
-        if data.get("owner") in ("local", "remote"):
+        if owner_key is not None and data.get("owner") in ("local", "remote"):
             out[owner_key] = data["owner"]
         for item in data.get("settings", []):
             if not isinstance(item, dict) or not isinstance(item.get("id"), int):

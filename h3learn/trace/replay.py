@@ -19,10 +19,18 @@ What each event contributes (docs/events.md lists the events):
                                   Increment or Stream Cancellation (what it told the peer)
     qpack stream_state_updated    a stream blocked on / unblocked from inserts (RFC 9204 §2.2.1)
     http3 parameters_set          local or remote SETTINGS
+    http3 parameters_restored     a resuming client's remembered copy of the server's
+                                  SETTINGS, in force until the new ones arrive (RFC 9114
+                                  §7.2.4.2)
+    http3 early_data_decision     on the client: the server settings in force once 0-RTT
+                                  was accepted (the remembered ones) or refused (defaults)
     http3 stream_type_set         a stream's type and who opened it
     http3 stream_state_updated    a request or push stream's state (RFC 9114 §4.1)
     http3 frame_*                 a stream seen for the first time (type from its ID)
     http3 stream/connection_error the error list (a stream error also resets the stream)
+    http3 reset_stream            this endpoint abandoned sending on a stream: "reset"
+    http3 stop_sending            a stream the endpoint asked the peer to stop sending on
+                                  ("stop_sending sent") or was asked to ("... received")
 
 Derived, beyond what one event says: each entry of an encoder's table is marked
 ``unacknowledged`` while a field section that refers to it awaits acknowledgment (with the
@@ -286,6 +294,27 @@ def _parameters_set(ep: _Endpoint, event: Event) -> None:
         ep.settings[owner] = [dict(item) for item in settings if isinstance(item, dict)]
 
 
+def _settings_in_force(ep: _Endpoint, event: Event) -> None:
+    """RFC 9114 §7.2.4.2: the server settings a resuming client follows before SETTINGS."""
+    if event.name == "early_data_decision" and ep.name != "client":
+        return  # the server's decision changes nothing it knows
+    settings = event.data.get("settings")
+    if isinstance(settings, list):
+        ep.settings["remote"] = [dict(item) for item in settings if isinstance(item, dict)]
+
+
+def _stream_frame(ep: _Endpoint, event: Event) -> None:
+    """RFC 9000 §3.5: RESET_STREAM ends a sending half; STOP_SENDING asks for that."""
+    stream = event.data.get("stream_id", event.stream_id)
+    if not _is_int(stream):
+        return
+    info = _stream(ep, stream)
+    if event.name == "reset_stream":
+        info["state"] = "reset"
+    elif info["state"] != "reset":
+        info["state"] = f"stop_sending {event.data.get('direction', 'sent')}"
+
+
 def _stream_type_set(ep: _Endpoint, event: Event) -> None:
     """RFC 9114 §6.1 and §6.2: what a stream carries."""
     stream = event.data.get("stream_id", event.stream_id)
@@ -343,6 +372,10 @@ _HANDLERS: dict[tuple[str, str], Callable[[_Endpoint, Event], None]] = {
     ("qpack", "headers_decoded"): _headers_decoded,
     ("qpack", "stream_state_updated"): _qpack_stream_state_updated,
     ("http3", "parameters_set"): _parameters_set,
+    ("http3", "parameters_restored"): _settings_in_force,
+    ("http3", "early_data_decision"): _settings_in_force,
+    ("http3", "reset_stream"): _stream_frame,
+    ("http3", "stop_sending"): _stream_frame,
     ("http3", "stream_type_set"): _stream_type_set,
     ("http3", "frame_created"): _frame,
     ("http3", "frame_parsed"): _frame,

@@ -10,7 +10,8 @@ between them and only translates, in both directions:
     StreamReset      (RESET_STREAM)     ->  receive_stream_reset(stream_id, error_code)
     StopSendingReceived (STOP_SENDING)  ->  receive_stop_sending(stream_id, error_code)
     ConnectionTerminated                ->  connection_closed(error_code, reason)
-    HandshakeCompleted                  ->  (recorded: ALPN, cipher suite, QUIC version)
+    HandshakeCompleted                  ->  handshake_completed(early_data_accepted)
+                                            (and recorded: ALPN, cipher suite, QUIC version)
 
     H3Connection action (h3/actions.py)     QuicConnection call
     SendStreamData                      ->  send_stream_data(stream_id, data, end_stream)
@@ -70,6 +71,7 @@ class H3OverQuic:
         self.quic = quic
         self.h3 = h3
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        self.handshake_done = False
         h3.initiate()
         self.transmit_actions()
 
@@ -105,11 +107,24 @@ class H3OverQuic:
                 int(event.error_code), close_reason(event), transport=event.frame_type is not None
             )
         if isinstance(event, HandshakeCompleted):
+            self.handshake_done = True
             record_handshake(self.recorder, self.endpoint, self.quic, event)
+            self.h3.handshake_completed(early_data_accepted=event.early_data_accepted)
         # Connection IDs, pings, datagrams and ALPN alone mean nothing to HTTP/3 here.
         return []
 
     # -- HTTP/3 -> QUIC ------------------------------------------------------------------
+
+    def _sends_early_data(self) -> bool:
+        """Does data handed to QUIC now leave in 0-RTT packets (RFC 9001 §4.6.1)?
+
+        Before the handshake ends, a client resuming with a ticket that allows early
+        data sends stream data under the 0-RTT keys.
+        """
+        if not self.h3.is_client or self.handshake_done:
+            return False
+        ticket = self.quic.configuration.session_ticket
+        return ticket is not None and ticket.max_early_data_size is not None
 
     def transmit_actions(self) -> None:
         """Carry out, in order, everything the HTTP/3 connection has asked QUIC to do."""
@@ -123,6 +138,7 @@ class H3OverQuic:
                     action.stream_id,
                     len(action.data),
                     action.end_stream,
+                    early=self._sends_early_data(),
                 )
             elif isinstance(action, ResetStream):
                 self.quic.reset_stream(action.stream_id, action.error_code)
@@ -166,11 +182,18 @@ def record_stream_data(
     stream_id: int,
     length: int,
     end_stream: bool,
+    *,
+    early: bool = False,
 ) -> None:
-    """Record ``stream_data_sent`` or ``stream_data_received`` (``direction``)."""
+    """Record ``stream_data_sent`` or ``stream_data_received`` (``direction``).
+
+    ``early``: sent before the handshake ended, in 0-RTT (said in the summary).
+    """
     if not recorder.enabled:
         return
     fin = ", end of stream" if end_stream else ""
+    if early:
+        fin += ", in 0-RTT before the handshake ends"
     if direction == "sent":
         summary = f"{endpoint} → {_peer(endpoint)}: QUIC stream {stream_id}, {length} bytes{fin}"
     else:

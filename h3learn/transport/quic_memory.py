@@ -42,12 +42,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aioquic.h3.connection import H3Connection as AioquicH3Connection
 from aioquic.h3.events import H3Event as AioquicH3Event
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import HandshakeCompleted, QuicEvent, StreamDataReceived
+from aioquic.tls import SessionTicket
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
@@ -57,6 +59,7 @@ from h3learn.h3.connection import H3Connection
 from h3learn.h3.http_events import H3Event
 from h3learn.transport.certificates import PrivateKey, ensure_certificate, generate_certificate
 from h3learn.transport.quic import H3_ALPN, H3OverQuic, record_handshake, record_stream_data
+from h3learn.transport.resumption import Resumption, ServerTickets, client_resumption
 
 ENDPOINTS = ("client", "server")
 
@@ -137,6 +140,10 @@ class QuicMemoryPair:
     quic_events: dict[str, list[QuicEvent]] = field(
         default_factory=lambda: {name: [] for name in ENDPOINTS}
     )
+    #: Session tickets the server gave the client (RFC 8446 §4.6.1), oldest first.
+    client_tickets: list[SessionTicket] = field(default_factory=list)
+    #: The server's memory of the tickets it issued, if it issues any.
+    server_tickets: ServerTickets | None = None
     _in_flight: deque[_Datagram] = field(default_factory=deque)
     #: Sides that know where to send: the client from `connect`, the server once the
     #: client's first datagram has told it the client's address.
@@ -152,6 +159,8 @@ class QuicMemoryPair:
         clock: VirtualClock | None = None,
         certificate_directory: Path | None = None,
         one_way_delay: float = 0.005,
+        resume: Resumption | None = None,
+        server_tickets: ServerTickets | None = None,
     ) -> QuicMemoryPair:
         """Two QUIC endpoints, the client's first flight already queued; then call `pump`.
 
@@ -159,13 +168,26 @@ class QuicMemoryPair:
         record into, so everything shares one order). ``certificate_directory`` makes the
         server use (and keep) ``cert.pem`` / ``key.pem`` there instead of a certificate
         held in memory.
+
+        Resuming (RFC 9114 §7.2.4.2, resumption.py): ``server_tickets`` is the server's
+        memory of the tickets it issued, shared by the pairs that play one server; with it
+        an h3learn server issues tickets and decides on 0-RTT. ``resume`` is what a client
+        kept from an earlier pair (`resumption`): its ticket is shown in the handshake and
+        what the client sends before the handshake ends goes out as 0-RTT. Give
+        ``resume.settings`` to the client's H3Connection as ``remembered_settings``.
         """
         clock = clock if clock is not None else VirtualClock()
         client_configuration, server_configuration = _configurations(certificate_directory)
-        client_quic = QuicConnection(configuration=client_configuration)
+        if resume is not None:
+            client_configuration.session_ticket = resume.ticket
+        tickets: list[SessionTicket] = []
+        client_quic = QuicConnection(
+            configuration=client_configuration, session_ticket_handler=tickets.append
+        )
         server_quic = QuicConnection(
             configuration=server_configuration,
             original_destination_connection_id=client_quic.original_destination_connection_id,
+            **_server_ticket_callbacks(server_tickets, server),
         )
         client_quic.connect(ADDRESSES["server"], now=clock.seconds)
         quic = {"client": client_quic, "server": server_quic}
@@ -179,7 +201,15 @@ class QuicMemoryPair:
                 sides[name] = H3OverQuic(quic[name], side, _recorder(log, name))
             else:
                 sides[name] = side(quic[name])
-        return cls(quic=quic, sides=sides, clock=clock, log=log, one_way_delay=one_way_delay)
+        return cls(
+            quic=quic,
+            sides=sides,
+            clock=clock,
+            log=log,
+            one_way_delay=one_way_delay,
+            client_tickets=tickets,
+            server_tickets=server_tickets,
+        )
 
     # -- the sides ---------------------------------------------------------------------------
 
@@ -196,6 +226,41 @@ class QuicMemoryPair:
         if isinstance(side, H3OverQuic):
             raise TypeError(f"the {name} side runs h3learn's H3Connection")
         return side
+
+    def resumption(self) -> Resumption | None:
+        """What the client keeps to resume: the newest ticket, and the server's SETTINGS."""
+        ticket = self.client_tickets[-1] if self.client_tickets else None
+        side = self.sides["client"]
+        if not isinstance(side, H3OverQuic):
+            return None if ticket is None else Resumption(ticket, None)
+        return client_resumption(ticket, side.h3)
+
+    def reconnect(
+        self,
+        *,
+        client: Side,
+        server: Side,
+        log: EventLog | None = None,
+        clock: VirtualClock | None = None,
+    ) -> QuicMemoryPair:
+        """A new pair between the same client and server that resumes this connection.
+
+        The client shows the newest ticket it got here, so what it sends before the
+        handshake ends goes in 0-RTT. Build ``client`` with ``remembered_settings`` from
+        `resumption` (or without, to start from the defaults).
+        """
+        resumption = self.resumption()
+        if resumption is None:
+            raise ValueError("the server issued no session ticket (pass server_tickets)")
+        return QuicMemoryPair.create(
+            client=client,
+            server=server,
+            log=log,
+            clock=clock,
+            one_way_delay=self.one_way_delay,
+            resume=resumption,
+            server_tickets=self.server_tickets,
+        )
 
     @property
     def now(self) -> float:
@@ -315,6 +380,18 @@ class QuicMemoryPair:
             )
         elif isinstance(event, HandshakeCompleted):
             record_handshake(recorder, name, self.quic[name], event)
+
+
+def _server_ticket_callbacks(tickets: ServerTickets | None, server: Side) -> dict[str, Any]:
+    """aioquic's ticket callbacks for an h3learn server that remembers its tickets."""
+    if tickets is None:
+        return {}
+    if not isinstance(server, H3Connection):
+        raise TypeError("server_tickets needs an h3learn server: it decides on 0-RTT")
+    return {
+        "session_ticket_handler": tickets.handler_for(server),
+        "session_ticket_fetcher": tickets.fetcher_for(server),
+    }
 
 
 def _recorder(log: EventLog | None, name: str) -> Recorder:
