@@ -103,11 +103,11 @@ FRAME_INFO: dict[FrameType, tuple[str, str]] = {
 }
 
 
+_FRAME_TYPES: dict[int, FrameType] = {member.value: member for member in FrameType}
+
+
 def known_frame_type(frame_type: int) -> FrameType | None:
-    try:
-        return FrameType(frame_type)
-    except ValueError:
-        return None
+    return _FRAME_TYPES.get(frame_type)
 
 
 def is_reserved_frame_type(frame_type: int) -> bool:
@@ -207,7 +207,8 @@ def write_frame_header(
     writer: SpanWriter, frame_type: int, payload_length: int, lengths: list[int | None]
 ) -> None:
     """Type and Length (RFC 9114 §7.1), in the lengths given for the first two integers."""
-    write_varint(writer, frame_type, "Type", explain_frame_type(frame_type), "9114#7.1", lengths[0])
+    explain = explain_frame_type(frame_type) if writer.recording else ""
+    write_varint(writer, frame_type, "Type", explain, "9114#7.1", lengths[0])
     write_varint(writer, payload_length, "Length", EXPLAIN_LENGTH, "9114#7.1", lengths[1])
 
 
@@ -235,15 +236,24 @@ class FrameReader:
         self.reader = SpanReader(raw, record=record)
         self.values: list[int] = []
         self.lengths: list[int] = []
-        #: What is being read, for error messages: "frame", then e.g. "GOAWAY payload".
-        self.part = "frame"
         self.frame_type = 0
+        #: How far the reading got, for error messages: the Type, the Length, the payload.
+        self.type_read = False
+        self.in_payload = False
+
+    @property
+    def part(self) -> str:
+        """What is being read, for error messages: "frame", then e.g. "GOAWAY payload"."""
+        if not self.type_read:
+            return "frame"
+        name = frame_type_name(self.frame_type)
+        return f"{name} payload" if self.in_payload else f"{name} frame"
 
     def varint(self, name: str, explain: str | Callable[[int], str], rfc: str) -> int:
         try:
-            upcoming, _ = peek_varint(self.reader)
-            text = explain(upcoming) if callable(explain) else explain
-            value, length = read_varint(self.reader, name, text, rfc)
+            if callable(explain):  # an explanation that depends on the value
+                explain = explain(peek_varint(self.reader)[0]) if self.reader.recording else ""
+            value, length = read_varint(self.reader, name, explain, rfc)
         except NeedMoreData:
             raise H3ConnectionError(
                 ErrorCode.H3_FRAME_ERROR,
@@ -257,7 +267,7 @@ class FrameReader:
     def rest(self, name: str, explain: str, rfc: str, preview: Callable[[bytes], str]) -> bytes:
         """Everything left in the payload, as one field."""
         octets = self.raw[self.reader.position :]
-        return self.reader.raw(len(octets), name, explain, rfc, preview(octets))
+        return self.reader.raw(len(octets), name, explain, rfc, preview)
 
     def at_end(self) -> bool:
         return self.reader.at_end()
@@ -295,7 +305,7 @@ class DataFrame:
     def serialize(self, writer: SpanWriter) -> None:
         lengths = lengths_to_write(self.varint_lengths, 2)
         write_frame_header(writer, self.frame_type, self.payload_length(), lengths)
-        writer.raw(self.data, "Data", EXPLAIN_DATA, self.section, text_preview(self.data))
+        writer.raw(self.data, "Data", EXPLAIN_DATA, self.section, text_preview)
 
     @classmethod
     def parse_payload(cls, payload: FrameReader) -> DataFrame:
@@ -331,7 +341,7 @@ class HeadersFrame:
             "Encoded Field Section",
             EXPLAIN_FIELD_SECTION,
             self.section,
-            hex_preview(self.field_section),
+            hex_preview,
         )
 
     @classmethod
@@ -476,7 +486,7 @@ class PushPromiseFrame:
             "Encoded Field Section",
             EXPLAIN_PROMISED_SECTION,
             self.section,
-            hex_preview(self.field_section),
+            hex_preview,
         )
 
     @classmethod
@@ -607,7 +617,7 @@ class PriorityUpdateFrame:
             "Priority Field Value",
             EXPLAIN_PRIORITY_FIELD_VALUE,
             self.section,
-            text_preview(self.priority_field_value),
+            text_preview,
         )
 
     @classmethod
@@ -666,7 +676,7 @@ class UnknownFrame:
             "Frame Payload",
             EXPLAIN_UNKNOWN_PAYLOAD,
             self.section,
-            hex_preview(self.payload),
+            hex_preview,
         )
 
     @classmethod
@@ -778,8 +788,10 @@ def check_frame_allowed(frame: Frame | int, stream_kind: str, sender: str | None
     known = known_frame_type(frame_type)
     if known is None:
         return
-    name = frame_type_name(frame_type)
     allowed = ALLOWED_ON[known]
+    if kind in allowed and (sender is None or known not in SENT_ONLY_BY):
+        return  # the usual case, decided without building any message text
+    name = frame_type_name(frame_type)
     if kind not in allowed:
         where = " or ".join(_STREAM_PHRASE[other] for other in StreamKind if other in allowed)
         raise H3ConnectionError(
@@ -836,22 +848,22 @@ def check_payload_length(frame_type: int, length: int, limits: FrameLimits) -> N
     A length its fields cannot fill is H3_FRAME_ERROR (RFC 9114 §7.1); a length above the
     endpoint's limit is H3_EXCESSIVE_LOAD (RFC 9114 §10.5).
     """
-    name = frame_type_name(frame_type)
     known = known_frame_type(frame_type)
     if known in PAYLOAD_BOUNDS:
         fewest, most, holds = PAYLOAD_BOUNDS[known]
         if length < fewest or (most is not None and length > most):
             raise H3ConnectionError(
                 ErrorCode.H3_FRAME_ERROR,
-                f"a {name} payload holds {holds}, which cannot take {length} bytes",
+                f"a {frame_type_name(frame_type)} payload holds {holds}, which cannot take"
+                f" {length} bytes",
                 "9114#7.1",
             )
     limit = limits.max_data_length if known is FrameType.DATA else limits.max_payload_length
     if limit is not None and length > limit:
         raise H3ConnectionError(
             ErrorCode.H3_EXCESSIVE_LOAD,
-            f"a {name} frame declares a {length}-byte payload, more than the {limit} bytes "
-            "this endpoint is willing to buffer",
+            f"a {frame_type_name(frame_type)} frame declares a {length}-byte payload, more than"
+            f" the {limit} bytes this endpoint is willing to buffer",
             "9114#10.5",
         )
 
@@ -878,7 +890,7 @@ def parse_frame(
     frame_type = fields.varint("Type", explain_frame_type, "9114#7.1")
     check_frame_type_receivable(frame_type)
     fields.frame_type = frame_type
-    fields.part = f"{frame_type_name(frame_type)} frame"
+    fields.type_read = True
     length = fields.varint("Length", EXPLAIN_LENGTH, "9114#7.1")
     check_payload_length(frame_type, length, limits)
     received = len(raw) - fields.reader.position
@@ -890,7 +902,7 @@ def parse_frame(
         )
     if received > length:
         raise ValueError(f"{received - length} bytes follow the frame")
-    fields.part = f"{frame_type_name(frame_type)} payload"
+    fields.in_payload = True
     known = known_frame_type(frame_type)
     frame_class = UnknownFrame if known is None else FRAME_CLASSES[known]
     frame = frame_class.parse_payload(fields)

@@ -126,6 +126,8 @@ MAX_STREAM_LENGTH = 2**62 - 1
 #                           "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 UPPERCASE = re.compile(rb"[A-Z]")
+#: What almost every regular field name is: a lowercase token (checked first, in one step).
+LOWERCASE_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")
 
 # RFC 9110 §5.5:  field-value   = *field-content
 #                 field-content = field-vchar [ 1*( SP / HTAB / field-vchar ) field-vchar ]
@@ -200,6 +202,8 @@ class ResponseHead:
 
 def check_field_name(name: bytes) -> None:
     """RFC 9114 §4.2, §4.1.2: a name is a lowercase token; pseudo-header names start with ':'."""
+    if LOWERCASE_TOKEN.fullmatch(name):
+        return
     if not name:
         raise MalformedMessage("empty field name (RFC 9110 §5.1: a name is a token)", "9114#4.1.2")
     if UPPERCASE.search(name):

@@ -42,7 +42,7 @@ def peek_varint(reader: SpanReader) -> tuple[int, int]:
 def read_varint(reader: SpanReader, name: str, explain: str, rfc: str) -> tuple[int, int]:
     """Read one integer field; returns (value, the number of bytes it took)."""
     value, length = peek_varint(reader)
-    reader.varint(name, explain + encoding_note(value, length), rfc)
+    reader.varint(name, explain + encoding_note(value, length) if reader.recording else "", rfc)
     return value, length
 
 
@@ -51,8 +51,9 @@ def write_varint(
 ) -> None:
     """Write one integer field, in ``length`` bytes or (None) the shortest form."""
     used = varint_length(value) if length is None else length
+    note = explain + encoding_note(value, used) if writer.recording else ""
     # int(): an IntEnum member (FrameType.DATA) is labelled as the plain number it is.
-    writer.varint(int(value), name, explain + encoding_note(value, used), rfc, used)
+    writer.varint(int(value), name, note, rfc, used)
 
 
 def encoded_size(value: int, length: int | None) -> int:
@@ -73,6 +74,7 @@ def lengths_to_write(varint_lengths: VarintLengths, count: int) -> list[int | No
 
 def lengths_as_received(values: Sequence[int], lengths: Sequence[int]) -> VarintLengths:
     """What to store after parsing: None if every integer was minimal, else every length."""
-    if all(length == varint_length(value) for value, length in zip(values, lengths, strict=True)):
-        return None
-    return tuple(lengths)
+    for value, length in zip(values, lengths, strict=True):
+        if length != varint_length(value):
+            return tuple(lengths)
+    return None

@@ -304,6 +304,8 @@ class Encoder:
 
     def _blocking_streams(self) -> set[int]:
         """Streams with a section that needs inserts not yet known to be received."""
+        if self.known_received_count == self.table.insert_count:
+            return set()  # every insert is known to be received: nothing can block
         return {
             stream_id
             for stream_id, sections in self._unacknowledged.items()
@@ -364,7 +366,9 @@ class Encoder:
     # -- the strategy's tests --------------------------------------------------------------
 
     def _remember(self, name: bytes, value: bytes) -> None:
-        statistics = self._name_statistics.setdefault(name, _NameStatistics())
+        statistics = self._name_statistics.get(name)
+        if statistics is None:
+            statistics = self._name_statistics[name] = _NameStatistics()
         statistics.sightings += 1
         if (name, value) in self._recent:
             statistics.repeats += 1
@@ -727,10 +731,11 @@ class Encoder:
         self._record_state(None, "9204#4.4.3", f"Insert Count Increment {increment}")
 
     def _release(self, section: _UnacknowledgedSection) -> None:
-        self._reference_counts.subtract(section.referenced)
+        counts = self._reference_counts
         for absolute in section.referenced:
-            if self._reference_counts[absolute] <= 0:
-                del self._reference_counts[absolute]
+            counts[absolute] -= 1
+            if counts[absolute] <= 0:
+                del counts[absolute]
 
     def _record_state(self, stream_id: int | None, rfc: str, what: str) -> None:
         if not self.recorder.enabled:

@@ -77,7 +77,11 @@ def record_field_section(
     raw: bytes,
     fields: tuple[FieldSpan, ...],
 ) -> None:
-    """A ``headers_encoded`` or ``headers_decoded`` event."""
+    """A ``headers_encoded`` or ``headers_decoded`` event.
+
+    ``field_lines`` (from `field_line_json`, one per header, in order) already hold each
+    header's name and value as text; ``headers`` reuses them.
+    """
     verb = "encoded" if name == "headers_encoded" else "decoded"
     recorder.record(
         category="qpack",
@@ -85,7 +89,7 @@ def record_field_section(
         stream_id=stream_id,
         data={
             "stream_id": stream_id,
-            "headers": [{"name": display(n), "value": display(v)} for n, v in headers],
+            "headers": [{"name": line["name"], "value": line["value"]} for line in field_lines],
             "prefix": prefix,
             "field_lines": field_lines,
         },

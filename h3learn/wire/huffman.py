@@ -24,31 +24,26 @@ RULE_PADDING_TOO_LONG = "Huffman padding is longer than 7 bits"
 RULE_PADDING_NOT_EOS = "Huffman padding is not the most significant bits of EOS (all ones)"
 
 
+#: The length in bits of each byte's code.
+CODE_LENGTHS = [length for _, length in HUFFMAN_CODE[:256]]
+
+
 def huffman_encoded_length(data: bytes) -> int:
     """Bytes that `huffman_encode` would produce for ``data``."""
-    bits = 0
-    for byte in data:
-        bits += HUFFMAN_CODE[byte][1]
-    return (bits + 7) // 8
+    return (sum(map(CODE_LENGTHS.__getitem__, data)) + 7) // 8
 
 
 def huffman_encode(data: bytes) -> bytes:
     """Encode ``data`` with the static Huffman code, padding with ones."""
-    out = bytearray()
-    pending = 0  # bits not yet written, right-aligned
-    pending_bits = 0
+    bits = 0  # every code so far, one after another, as one integer
+    count = 0
     for byte in data:
         code, length = HUFFMAN_CODE[byte]
-        pending = (pending << length) | code
-        pending_bits += length
-        while pending_bits >= 8:
-            pending_bits -= 8
-            out.append((pending >> pending_bits) & 0xFF)
-        pending &= (1 << pending_bits) - 1
-    if pending_bits:
-        padding = 8 - pending_bits
-        out.append(((pending << padding) | ((1 << padding) - 1)) & 0xFF)
-    return bytes(out)
+        bits = (bits << length) | code
+        count += length
+    padding = -count % 8
+    bits = (bits << padding) | ((1 << padding) - 1)
+    return bits.to_bytes((count + padding) // 8, "big")
 
 
 # --- the decoding tree and the nibble table built from it -------------------------------

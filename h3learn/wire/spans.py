@@ -21,6 +21,7 @@ Recording is off when ``record=False``: the same code runs, no spans are built.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from h3learn.events import FieldSpan
@@ -46,9 +47,13 @@ def uses_huffman(value: bytes, huffman: bool | None) -> bool:
     return huffman
 
 
+#: Every value of every bit field up to a byte, written out: BIT_STRINGS[3][1] == "001".
+BIT_STRINGS = [[format(value, f"0{count}b") for value in range(1 << count)] for count in range(9)]
+
+
 def bit_string(value: int, count: int) -> str:
     """``value`` written as ``count`` binary digits, e.g. bit_string(1, 3) == "001"."""
-    return format(value, f"0{count}b")
+    return BIT_STRINGS[count][value]
 
 
 class _Labeller:
@@ -57,6 +62,11 @@ class _Labeller:
     #: Where the unit starts in the underlying bytes; span offsets are counted from here.
     start = 0
     spans: list[FieldSpan] | None
+
+    @property
+    def recording(self) -> bool:
+        """Are labels being kept? (Callers skip building label text when they are not.)"""
+        return self.spans is not None
 
     def _note(
         self,
@@ -70,17 +80,9 @@ class _Labeller:
         bit_length: int | None = None,
     ) -> None:
         assert self.spans is not None
+        offset -= self.start
         self.spans.append(
-            FieldSpan(
-                name=name,
-                offset=offset - self.start,
-                length=length,
-                value=value,
-                explain=explain,
-                rfc=rfc,
-                bit_offset=bit_offset,
-                bit_length=bit_length,
-            )
+            FieldSpan(name, offset, length, value, explain, rfc, bit_offset, bit_length)
         )
 
 
@@ -213,8 +215,15 @@ class SpanReader(_Labeller):
         self.position += length
         return value
 
-    def raw(self, length: int, name: str, explain: str, rfc: str, shown: Any = None) -> bytes:
-        """``length`` bytes as they are."""
+    def raw(
+        self,
+        length: int,
+        name: str,
+        explain: str,
+        rfc: str,
+        preview: Callable[[bytes], str] = bytes.hex,
+    ) -> bytes:
+        """``length`` bytes as they are; ``preview`` shows them in the label (when recording)."""
         if self.bit:
             raise ValueError("raw bytes start on a byte boundary")
         start = self.position
@@ -222,7 +231,7 @@ class SpanReader(_Labeller):
             raise NeedMoreData
         octets = bytes(self.data[start : start + length])
         if self.spans is not None and length:
-            self._note(name, start, length, octets.hex() if shown is None else shown, explain, rfc)
+            self._note(name, start, length, preview(octets), explain, rfc)
         self.position += length
         return octets
 
@@ -292,13 +301,18 @@ class SpanWriter(_Labeller):
         """
         huffman = uses_huffman(value, huffman)
         octets = huffman_encode(value) if huffman else value
-        self.flag(huffman, f"{name}: H", EXPLAIN_HUFFMAN_FLAG, "9204#4.1.2")
-        self.integer(
-            len(octets),
-            f"{name}: length",
-            f"Length in bytes of the {name.lower()} as sent.",
-            "9204#4.1.2",
-        )
+        if self.spans is None:
+            # The same two steps as below without labels: the encoder's hot path.
+            self.bits(1 if huffman else 0, 1, "", "", "")
+            self.integer(len(octets), "", "", "")
+        else:
+            self.flag(huffman, f"{name}: H", EXPLAIN_HUFFMAN_FLAG, "9204#4.1.2")
+            self.integer(
+                len(octets),
+                f"{name}: length",
+                f"Length in bytes of the {name.lower()} as sent.",
+                "9204#4.1.2",
+            )
         start = len(self.buffer)
         self.buffer += octets
         if self.spans is not None and octets:
@@ -317,15 +331,21 @@ class SpanWriter(_Labeller):
         if self.spans is not None:
             self._note(name, start, len(self.buffer) - start, value, explain, rfc)
 
-    def raw(self, octets: bytes, name: str, explain: str, rfc: str, shown: Any = None) -> None:
+    def raw(
+        self,
+        octets: bytes,
+        name: str,
+        explain: str,
+        rfc: str,
+        preview: Callable[[bytes], str] = bytes.hex,
+    ) -> None:
+        """``octets`` as they are; ``preview`` shows them in the label (when recording)."""
         if self.bit:
             raise ValueError("raw bytes start on a byte boundary")
         start = len(self.buffer)
         self.buffer += octets
         if self.spans is not None and octets:
-            self._note(
-                name, start, len(octets), octets.hex() if shown is None else shown, explain, rfc
-            )
+            self._note(name, start, len(octets), preview(octets), explain, rfc)
 
     def unit(self) -> bytes:
         return bytes(self.buffer)

@@ -267,7 +267,7 @@ def test_varint_and_raw_spans_have_no_bit_range_and_show_the_value() -> None:
     writer.varint(15293, "Type", "e", "9000#16")
     writer.varint(37, "Length", "e", "9000#16", length=2)
     writer.raw(b"\xde\xad", "Payload", "e", "9114#7")
-    writer.raw(b"\x01", "Opaque", "e", "9114#7", shown="one")
+    writer.raw(b"\x01", "Opaque", "e", "9114#7", preview=lambda octets: "one")
     writer.raw(b"", "Empty", "e", "9114#7")
     assert writer.unit() == bytes.fromhex("7bbd4025dead01")
     assert [(s.offset, s.length, s.value, s.bit_offset) for s in writer.field_spans()] == [
