@@ -92,9 +92,15 @@ class FieldSpan(NamedTuple):
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Event:
-    """One step of a trace. See the module docstring and docs/events.md."""
+    """One step of a trace. See the module docstring and docs/events.md.
+
+    Read-only by convention: the trace store, the replay engine and the web UI share these
+    objects, so nothing changes an event once recorded (`dataclasses.replace` makes a
+    changed copy). It is not a frozen dataclass only because making a frozen one costs
+    three times as long, and a recorded exchange makes tens of thousands of them.
+    """
 
     #: Position in the trace: 0, 1, 2, ...
     seq: int

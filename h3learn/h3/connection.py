@@ -51,15 +51,17 @@ from h3learn.h3.errors import (
     code_name,
     transport_code_name,
 )
+from h3learn.h3.frame_parser import (
+    FrameParser,
+    ParsedFrame,
+)
 from h3learn.h3.frames import (
     CancelPushFrame,
     DataFrame,
     Frame,
-    FrameParser,
     GoawayFrame,
     HeadersFrame,
     MaxPushIdFrame,
-    ParsedFrame,
     PriorityUpdateFrame,
     PushPromiseFrame,
     SettingsFrame,

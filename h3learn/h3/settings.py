@@ -33,6 +33,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, is_reserved
+from h3learn.h3.registry import Registry
 
 if TYPE_CHECKING:
     # Only for the type of `Settings.from_frame`'s argument: frames.py imports this module.
@@ -102,11 +103,8 @@ QLOG_SETTING_NAME: dict[SettingId, str] = {
 }
 
 
-def known_setting(identifier: int) -> SettingId | None:
-    try:
-        return SettingId(identifier)
-    except ValueError:
-        return None
+SETTINGS = Registry(SettingId, "setting", HTTP2_ONLY_SETTINGS)
+known_setting = SETTINGS.known
 
 
 def is_reserved_setting(identifier: int) -> bool:
@@ -116,14 +114,7 @@ def is_reserved_setting(identifier: int) -> bool:
 
 def setting_name(identifier: int) -> str:
     """e.g. "QPACK_MAX_TABLE_CAPACITY", "reserved setting 0x21", "unknown setting 0x2b603742"."""
-    known = known_setting(identifier)
-    if known is not None:
-        return known.name
-    if identifier in HTTP2_ONLY_SETTINGS:
-        return f"{HTTP2_ONLY_SETTINGS[identifier]} (HTTP/2 only)"
-    if is_reserved_setting(identifier):
-        return f"reserved setting {identifier:#x}"
-    return f"unknown setting {identifier:#x}"
+    return SETTINGS.name(identifier)
 
 
 def explain_setting_identifier(identifier: int) -> str:

@@ -30,6 +30,7 @@ from enum import IntEnum, StrEnum
 from typing import Any
 
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, is_reserved
+from h3learn.h3.registry import Registry
 from h3learn.h3.varint_fields import (
     VarintLengths,
     encoded_size,
@@ -126,21 +127,13 @@ def is_reserved_stream_type(stream_type: int) -> bool:
     return is_reserved(stream_type)
 
 
-def known_stream_type(stream_type: int) -> StreamType | None:
-    try:
-        return StreamType(stream_type)
-    except ValueError:
-        return None
+STREAM_TYPES = Registry(StreamType, "stream type")
+known_stream_type = STREAM_TYPES.known
 
 
 def stream_type_name(stream_type: int) -> str:
     """e.g. "CONTROL", "reserved stream type 0x21", "unknown stream type 0x54"."""
-    known = known_stream_type(stream_type)
-    if known is not None:
-        return known.name
-    if is_reserved_stream_type(stream_type):
-        return f"reserved stream type {stream_type:#x}"
-    return f"unknown stream type {stream_type:#x}"
+    return STREAM_TYPES.name(stream_type)
 
 
 def explain_stream_type(stream_type: int) -> str:

@@ -24,21 +24,25 @@ from hypothesis import strategies as st
 
 from h3learn.events import FieldSpan
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, reserved_value
+from h3learn.h3.frame_parser import (
+    DEFAULT_MAX_PAYLOAD_LENGTH,
+    FrameLimits,
+    FrameParser,
+    ParsedFrame,
+    ParserState,
+    parse_frame,
+    parse_frames,
+)
 from h3learn.h3.frames import (
     ALLOWED_ON,
-    DEFAULT_MAX_PAYLOAD_LENGTH,
     HTTP2_ONLY_FRAME_TYPES,
     CancelPushFrame,
     DataFrame,
     Frame,
-    FrameLimits,
-    FrameParser,
     FrameType,
     GoawayFrame,
     HeadersFrame,
     MaxPushIdFrame,
-    ParsedFrame,
-    ParserState,
     PriorityUpdateFrame,
     PushPromiseFrame,
     SettingsFrame,
@@ -46,8 +50,6 @@ from h3learn.h3.frames import (
     check_frame_allowed,
     frame_type_name,
     is_reserved_frame_type,
-    parse_frame,
-    parse_frames,
     serialize_frame,
 )
 from h3learn.h3.settings import Settings
