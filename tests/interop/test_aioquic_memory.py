@@ -33,6 +33,7 @@ from h3learn.h3.settings import Settings
 from h3learn.trace.qlog import to_qlog_03
 from h3learn.trace.store import read_trace, write_trace
 from h3learn.transport.certificates import read_certificate
+from h3learn.transport.quic import H3OverQuic
 from h3learn.transport.quic_memory import AnyH3Event, QuicMemoryPair, Side, VirtualClock
 
 Header = tuple[bytes, bytes]
@@ -167,24 +168,34 @@ def h3learn_stream_ended(events: list[AnyH3Event], stream_id: int) -> bool:
 # == (a) h3learn client, aioquic server ======================================================
 
 
-class TestH3learnClientAioquicServer:
-    def exchange(
-        self,
-        pair: QuicMemoryPair,
-        headers: list[Header],
-        response: list[Header] = RESPONSE,
-        body: bytes = b"hello",
-    ) -> int:
-        client = pair.h3learn("client")
-        stream_id = client.send_request(headers, end_stream=True)
-        received = pair.pump()["server"]
-        assert [e.headers for e in of_type(received, aioquic_events.HeadersReceived)] == [headers]
-        server = pair.aioquic("server")
-        server.send_headers(stream_id, response)
-        server.send_data(stream_id, body, end_stream=True)
-        pair.pump()
-        return stream_id
+def exchange(
+    pair: QuicMemoryPair,
+    headers: list[Header],
+    response: list[Header] = RESPONSE,
+    body: bytes = b"hello",
+) -> int:
+    """One request and its whole response, whichever implementation plays which side.
 
+    Both H3Connections answer with the same calls (``send_headers``, ``send_data``); only
+    opening a request differs: aioquic's needs the QUIC stream ID.
+    """
+    if isinstance(pair.sides["client"], H3OverQuic):
+        stream_id = pair.h3learn("client").send_request(headers, end_stream=True)
+    else:
+        stream_id = pair.quic["client"].get_next_available_stream_id()
+        pair.aioquic("client").send_headers(stream_id, headers, end_stream=True)
+    received = pair.pump()["server"]
+    kinds = (aioquic_events.HeadersReceived, http_events.HeadersReceived)
+    assert [e.headers for e in received if isinstance(e, kinds)] == [headers]
+    server = pair.sides["server"]
+    responder = server.h3 if isinstance(server, H3OverQuic) else server
+    responder.send_headers(stream_id, response)
+    responder.send_data(stream_id, body, end_stream=True)
+    pair.pump()
+    return stream_id
+
+
+class TestH3learnClientAioquicServer:
     def test_handshake_negotiates_h3_and_exchanges_settings(self) -> None:
         """RFC 9114 §3.1 (ALPN "h3"), §6.2.1 and §7.2.4: each side's SETTINGS arrive first."""
         pair = make_pair("h3learn", "aioquic")
@@ -207,7 +218,7 @@ class TestH3learnClientAioquicServer:
     def test_get_response_status_headers_and_body(self) -> None:
         """RFC 9114 §4.1: a request and a response, each one HEADERS frame (and DATA)."""
         pair = make_pair("h3learn", "aioquic")
-        stream_id = self.exchange(pair, request())
+        stream_id = exchange(pair, request())
         received = pair.received["client"]
         (headers,) = of_type(received, http_events.HeadersReceived)
         assert (headers.stream_id, headers.headers) == (stream_id, RESPONSE)
@@ -275,9 +286,7 @@ class TestH3learnClientAioquicServer:
         client = pair.h3learn("client")
         response = [*RESPONSE, (b"x-request-id", b"interop-response")]
         stream_ids = [
-            self.exchange(
-                pair, request(b"GET", f"/{n}".encode(), (b"x-trace", b"interop")), response
-            )
+            exchange(pair, request(b"GET", f"/{n}".encode(), (b"x-trace", b"interop")), response)
             for n in range(3)
         ]
         # aioquic (ls-qpack) inserted into the table h3learn's decoder keeps (owner "remote").
@@ -322,7 +331,7 @@ class TestH3learnClientAioquicServer:
         """RFC 9114 §5.2: requests at or above the GOAWAY ID are rejected and may be retried."""
         pair = make_pair("h3learn", "aioquic")
         client = pair.h3learn("client")
-        first = self.exchange(pair, request())
+        first = exchange(pair, request())
         second = client.send_request(request(b"GET", b"/late"), end_stream=True)
         pair.pump()
         # aioquic's H3Connection has no GOAWAY API: write the frame (type 0x07, one varint
@@ -382,28 +391,10 @@ class TestH3learnClientAioquicServer:
 
 
 class TestAioquicClientH3learnServer:
-    def exchange(
-        self,
-        pair: QuicMemoryPair,
-        headers: list[Header],
-        response: list[Header] = RESPONSE,
-        body: bytes = b"hello",
-    ) -> int:
-        client = pair.aioquic("client")
-        stream_id = pair.quic["client"].get_next_available_stream_id()
-        client.send_headers(stream_id, headers, end_stream=True)
-        received = pair.pump()["server"]
-        assert [e.headers for e in of_type(received, http_events.HeadersReceived)] == [headers]
-        server = pair.h3learn("server")
-        server.send_headers(stream_id, response)
-        server.send_data(stream_id, body, end_stream=True)
-        pair.pump()
-        return stream_id
-
     def test_get_response_status_headers_and_body(self) -> None:
         """RFC 9114 §4.1: aioquic's request, h3learn's response."""
         pair = make_pair("aioquic", "h3learn")
-        stream_id = self.exchange(pair, request())
+        stream_id = exchange(pair, request())
         received = pair.received["client"]
         (headers,) = of_type(received, aioquic_events.HeadersReceived)
         assert (headers.stream_id, headers.headers) == (stream_id, RESPONSE)
@@ -465,9 +456,7 @@ class TestAioquicClientH3learnServer:
         server = pair.h3learn("server")
         response = [*RESPONSE, (b"x-request-id", b"interop-response")]
         for n in range(3):
-            self.exchange(
-                pair, request(b"GET", f"/{n}".encode(), (b"x-trace", b"interop")), response
-            )
+            exchange(pair, request(b"GET", f"/{n}".encode(), (b"x-trace", b"interop")), response)
         inserted = find(
             pair,
             "server",
@@ -530,7 +519,7 @@ class TestAioquicClientH3learnServer:
         """RFC 9114 §5.2: after GOAWAY the server rejects new requests with H3_REQUEST_REJECTED."""
         pair = make_pair("aioquic", "h3learn")
         server = pair.h3learn("server")
-        first = self.exchange(pair, request())
+        first = exchange(pair, request())
         identifier = server.send_goaway()
         assert identifier == first + 4
         pair.pump()

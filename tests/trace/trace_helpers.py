@@ -144,6 +144,32 @@ def _event(endpoint: str, category: str, name: str, stream: int | None, **data: 
     )
 
 
+def _frame(
+    endpoint: str, name: str, stream: int, raw: str, length: int, frame: dict[str, Any]
+) -> Event:
+    """A ``frame_created`` or ``frame_parsed`` event: ``raw`` in hex, ``length`` its payload's."""
+    return _event(
+        endpoint, "http3", name, stream, raw=raw, stream_id=stream, length=length, frame=frame
+    )
+
+
+def _stream_type(
+    endpoint: str, stream: int, raw: str, owner: str, stream_type: str, value: int
+) -> Event:
+    """A ``stream_type_set`` event for a unidirectional stream whose type byte is ``raw``."""
+    return _event(
+        endpoint,
+        "http3",
+        "stream_type_set",
+        stream,
+        raw=raw,
+        stream_id=stream,
+        owner=owner,
+        stream_type=stream_type,
+        stream_type_value=value,
+    )
+
+
 CLIENT_SETTINGS = [
     {"id": 0x01, "name": "QPACK_MAX_TABLE_CAPACITY", "value": 4096},
     {"id": 0x07, "name": "QPACK_BLOCKED_STREAMS", "value": 16},
@@ -174,60 +200,26 @@ def http3_exchange() -> list[Event]:
     events = [
         _event(c, "http3", "parameters_set", None, owner="local", settings=CLIENT_SETTINGS),
         _event(s, "http3", "parameters_set", None, owner="local", settings=SERVER_SETTINGS),
-        _event(
+        _stream_type(c, 2, "00", "local", "control", 0),
+        _frame(
             c,
-            "http3",
-            "stream_type_set",
-            2,
-            raw="00",
-            stream_id=2,
-            owner="local",
-            stream_type="control",
-            stream_type_value=0,
-        ),
-        _event(
-            c,
-            "http3",
             "frame_created",
             2,
-            raw=settings_frame,
-            stream_id=2,
-            length=7,
-            frame={"frame_type": "settings", "settings": CLIENT_SETTINGS},
+            settings_frame,
+            7,
+            {"frame_type": "settings", "settings": CLIENT_SETTINGS},
         ),
-        _event(
+        _stream_type(s, 2, "00", "remote", "control", 0),
+        _frame(
             s,
-            "http3",
-            "stream_type_set",
-            2,
-            raw="00",
-            stream_id=2,
-            owner="remote",
-            stream_type="control",
-            stream_type_value=0,
-        ),
-        _event(
-            s,
-            "http3",
             "frame_parsed",
             2,
-            raw=settings_frame,
-            stream_id=2,
-            length=7,
-            frame={"frame_type": "settings", "settings": CLIENT_SETTINGS},
+            settings_frame,
+            7,
+            {"frame_type": "settings", "settings": CLIENT_SETTINGS},
         ),
         _event(s, "http3", "parameters_set", None, owner="remote", settings=CLIENT_SETTINGS),
-        _event(
-            s,
-            "http3",
-            "stream_type_set",
-            15,
-            raw="21",
-            stream_id=15,
-            owner="local",
-            stream_type="reserved",
-            stream_type_value=0x21,
-        ),
+        _stream_type(s, 15, "21", "local", "reserved", 0x21),
         _event(
             c,
             "qpack",
@@ -240,28 +232,14 @@ def http3_exchange() -> list[Event]:
             field_lines=[],
         ),
         _event(c, "http3", "stream_type_set", 0, stream_id=0, owner="local", stream_type="request"),
-        _event(
-            c,
-            "http3",
-            "frame_created",
-            0,
-            raw=headers_frame,
-            stream_id=0,
-            length=len(GET_SECTION) // 2,
-            frame={"frame_type": "headers"},
+        _frame(
+            c, "frame_created", 0, headers_frame, len(GET_SECTION) // 2, {"frame_type": "headers"}
         ),
         _event(
             s, "http3", "stream_type_set", 0, stream_id=0, owner="remote", stream_type="request"
         ),
-        _event(
-            s,
-            "http3",
-            "frame_parsed",
-            0,
-            raw=headers_frame,
-            stream_id=0,
-            length=len(GET_SECTION) // 2,
-            frame={"frame_type": "headers"},
+        _frame(
+            s, "frame_parsed", 0, headers_frame, len(GET_SECTION) // 2, {"frame_type": "headers"}
         ),
         _event(
             s,
@@ -284,36 +262,9 @@ def http3_exchange() -> list[Event]:
             new="receiving_content",
             trigger="headers",
         ),
-        _event(
-            s,
-            "http3",
-            "frame_created",
-            0,
-            raw="000568656c6c6f",
-            stream_id=0,
-            length=5,
-            frame={"frame_type": "data"},
-        ),
-        _event(
-            c,
-            "http3",
-            "frame_parsed",
-            0,
-            raw="000568656c6c6f",
-            stream_id=0,
-            length=5,
-            frame={"frame_type": "data"},
-        ),
-        _event(
-            c,
-            "http3",
-            "frame_parsed",
-            3,
-            raw="070104",
-            stream_id=3,
-            length=1,
-            frame={"frame_type": "goaway", "id": 4},
-        ),
+        _frame(s, "frame_created", 0, "000568656c6c6f", 5, {"frame_type": "data"}),
+        _frame(c, "frame_parsed", 0, "000568656c6c6f", 5, {"frame_type": "data"}),
+        _frame(c, "frame_parsed", 3, "070104", 1, {"frame_type": "goaway", "id": 4}),
         _event(
             c,
             "http3",
@@ -326,17 +277,7 @@ def http3_exchange() -> list[Event]:
             stream_type_value=1,
             push_id=0,
         ),
-        _event(
-            c,
-            "http3",
-            "stream_type_set",
-            11,
-            raw="4054",
-            stream_id=11,
-            owner="remote",
-            stream_type="unknown",
-            stream_type_value=0x54,
-        ),
+        _stream_type(c, 11, "4054", "remote", "unknown", 0x54),
         _event(
             c,
             "http3",
