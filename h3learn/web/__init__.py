@@ -11,6 +11,7 @@ Configuration keys (``create_app({...})``):
                         (default ~/.local/share/h3learn, or $XDG_DATA_HOME/h3learn)
     UPLOAD_MAX_BYTES    the largest upload accepted (default 16 MiB); also MAX_CONTENT_LENGTH
     SOCKETIO_CLIENT     path of socket.io.min.js (default: web/node_modules, from npm ci)
+    MESSAGE_QUEUE, PUBLIC_URL, CLASSROOM_*   classroom mode (h3learn/web/classroom)
 
 Every response carries a Content-Security-Policy that allows scripts, styles and
 connections from this origin only, and no inline script or style at all; the page inserts
@@ -27,7 +28,7 @@ from flask import Flask, Response, request
 from flask_socketio import SocketIO  # type: ignore[import-untyped]  # no stubs published
 from werkzeug.exceptions import HTTPException
 
-from h3learn.web import api, pages
+from h3learn.web import api, classroom, pages
 from h3learn.web.library import TraceLibrary
 
 socketio = SocketIO()
@@ -64,14 +65,15 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if config:
         app.config.update(config)
     app.config["MAX_CONTENT_LENGTH"] = app.config["UPLOAD_MAX_BYTES"] + 64 * 1024  # form overhead
-    app.extensions["h3learn_library"] = TraceLibrary(
-        Path(app.config["DATA_DIR"]), max_bytes=app.config["UPLOAD_MAX_BYTES"]
-    )
+    library = TraceLibrary(Path(app.config["DATA_DIR"]), max_bytes=app.config["UPLOAD_MAX_BYTES"])
+    app.extensions["h3learn_library"] = library
     app.register_blueprint(api.bp)
     app.register_blueprint(pages.bp)
+    classroom.init_app(app, socketio, library)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_security_headers)
-    socketio.init_app(app, async_mode="threading")
+    # message_queue is passed every time: SocketIO keeps its options between init_app calls.
+    socketio.init_app(app, async_mode="threading", message_queue=app.config["MESSAGE_QUEUE"])
     return app
 
 
@@ -96,3 +98,4 @@ def _connected() -> None:
 
 
 socketio.on_event("connect", _connected)
+classroom.register_events(socketio)

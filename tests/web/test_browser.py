@@ -9,20 +9,18 @@ and take screenshots of the laptop and projector layouts into /tmp.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_tool
+from browser_helpers import chromium, served
 from web_helpers import XSS_PROBE, make_app, probe_step, save_probe_trace
 
 from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.store import trace_document
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-werkzeug_serving = pytest.importorskip("werkzeug.serving")
 
 
 @pytest.fixture(scope="module")
@@ -37,21 +35,14 @@ def probe_events(data_dir: Path) -> list:  # type: ignore[type-arg]
 
 @pytest.fixture(scope="module")
 def base_url(data_dir: Path, probe_events: list) -> Iterator[str]:  # type: ignore[type-arg]
-    server = werkzeug_serving.make_server("127.0.0.1", 0, make_app(data_dir), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    with served(make_app(data_dir)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    chromium = require_tool("chromium")
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -33,7 +33,10 @@ function clamp(step) {
   return Math.min(count - 1, Math.max(0, step));
 }
 
-async function go(step, { push = false } = {}) {
+// `by` says who asked for the step: "user" (a button, key, click, jump or play), "load",
+// or "room" (a classroom following its teacher); listeners added with `stepper.onStep`
+// hear it after the step is shown.
+async function go(step, { push = false, by = "user" } = {}) {
   step = clamp(step);
   wanted = step;
   let answer;
@@ -50,6 +53,7 @@ async function go(step, { push = false } = {}) {
   current = step;
   render(answer);
   setAddress(step, answer.title, push);
+  for (const listener of stepListeners) listener(step, by);
   const ahead = forwards ? step + 1 : step - 1; // the step a learner most likely wants next
   if (ahead >= 0 && ahead < count) fetchStep(ahead);
 }
@@ -68,7 +72,7 @@ function setAddress(step, title, push) {
   const now = performance.now();
   if (push || now - addressChanged >= ADDRESS_MS) {
     addressChanged = now;
-    const url = `/trace/${encodeURIComponent(traceId)}/step/${step}`;
+    const url = `/trace/${encodeURIComponent(traceId)}/step/${step}${location.search}`;
     if (push) history.pushState({ step }, "", url);
     else history.replaceState({ step }, "", url);
     document.title = `${title}: step ${step} · h3learn`;
@@ -259,7 +263,22 @@ window.addEventListener("popstate", (event) => {
   if (event.state && Number.isInteger(event.state.step)) go(event.state.step);
 });
 
+// -- the hook other modules use (static/js/classroom.js) ---------------------------------
+
+const stepListeners = [];
+export const stepper = {
+  traceId,
+  count,
+  get current() { return current; },
+  // Show a step for someone else (a teacher being followed): play stops, listeners hear "room".
+  show(step) {
+    setPlaying(false);
+    return go(step, { by: "room" });
+  },
+  onStep(listener) { stepListeners.push(listener); },
+};
+
 // The diagram's rows and the step itself are fetched at the same time.
 diagram.setFilter("");
-go(current);
+go(current, { by: "load" });
 connectLive($("live-status"));

@@ -1,0 +1,39 @@
+"""Helpers for the browser tests: the app served on a free loopback port, and Chromium."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from conftest import require_tool
+from flask import Flask
+from werkzeug.serving import make_server
+
+
+@contextmanager
+def served(app: Flask) -> Iterator[str]:
+    """``app`` on Werkzeug's threaded server at 127.0.0.1 (a free port); its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (skipped, or failed in CI, when missing)."""
+    from playwright.sync_api import sync_playwright
+
+    executable = require_tool("chromium")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -1,0 +1,197 @@
+"""Classroom mode in Debian's Chromium: a teacher's page and students' pages, each in its
+own browser context (as on separate laptops), against a real server in a thread.
+
+The teacher presents a trace and steps; the student's page follows; the student explores
+on their own and follows again; a student cannot drive; a late joiner lands on the current
+step; the teacher moves the class to another trace and ends it. Screenshots of the
+projector's join view and of a student's page go to /tmp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_helpers import chromium, served
+from web_helpers import make_app
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with served(make_app(tmp_path_factory.mktemp("h3learn-classroom"))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+class Laptops:
+    """Browser contexts that share nothing (cookies, storage), like separate laptops."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+
+    def open(self, *, projector: bool = False, width: int = 1440, height: int = 900) -> Any:
+        context = self.browser.new_context(viewport={"width": width, "height": height})
+        if projector:
+            context.add_init_script("localStorage.setItem('h3learn.projector', '1')")
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on(
+            "console",
+            lambda message: self.errors.append(message.text) if message.type == "error" else None,
+        )
+        return page
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def laptops(browser: Any) -> Iterator[Laptops]:
+    opened = Laptops(browser)
+    yield opened
+    opened.close()
+    assert not [e for e in opened.errors if "Content Security Policy" in e], opened.errors
+
+
+def shows_step(page: Any, step: int, trace: str | None = None) -> None:
+    """Wait until ``page`` shows ``step`` (of ``trace``, if given) with its diagram row."""
+    page.wait_for_function(
+        "([step, trace]) => document.getElementById('step-number').textContent === String(step)"
+        " && document.querySelector('.row.current')?.dataset.seq === String(step)"
+        " && (trace === null || document.getElementById('stepper').dataset.trace === trace)",
+        arg=[step, trace],
+    )
+
+
+def status(page: Any) -> str:
+    text: str = page.text_content("#classroom-status")
+    return text
+
+
+def present(teacher: Any, base_url: str, trace: str, step: int) -> str:
+    """The teacher opens ``trace`` at ``step`` and presses Present; the room's code."""
+    teacher.goto(f"{base_url}/trace/{trace}/step/{step}")
+    shows_step(teacher, step)
+    teacher.click("#present-button")
+    teacher.wait_for_selector("#classroom-join[open]")
+    teacher.wait_for_selector("#join-qr")
+    code: str = teacher.text_content("#join-code").replace("-", "")
+    assert f"?room={code}" in teacher.url and "present" not in teacher.url
+    return code
+
+
+def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url: str) -> None:
+    teacher = laptops.open(projector=True, width=1920, height=1080)
+    code = present(teacher, base_url, "dynamic-table", 10)
+
+    student = laptops.open()
+    student.goto(f"{base_url}/join")
+    student.fill("#code", f"{code[:3].lower()}-{code[3:].lower()}")
+    student.click(".join-form button[type=submit]")
+    student.wait_for_url(f"**/trace/dynamic-table/step/10?room={code}")
+    shows_step(student, 10)
+    student.wait_for_function(
+        "() => document.getElementById('classroom-status')"
+        ".textContent.startsWith('Following the teacher')"
+    )
+    teacher.wait_for_function(
+        "() => document.getElementById('join-count').textContent === '1 student connected'"
+    )
+    # The projector's view while students join: the code and the QR code, large.
+    qr = teacher.locator("#join-qr").bounding_box()
+    assert qr["width"] >= 300 and qr["height"] >= 300
+    assert (
+        teacher.locator("#join-code").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+        >= 60
+    )
+    assert teacher.evaluate("() => document.getElementById('join-qr').naturalWidth") > 0
+    teacher.screenshot(path="/tmp/h3learn-classroom-projector.png")
+
+    teacher.click("#join-close")
+    teacher.keyboard.press("ArrowRight")
+    teacher.keyboard.press("ArrowRight")
+    shows_step(teacher, 12)
+    shows_step(student, 12)
+    assert "1 student" in status(teacher)
+
+    # The student explores: their page moves, the teacher's does not.
+    student.locator("body").focus()
+    student.keyboard.press("ArrowRight")
+    shows_step(student, 13)
+    student.wait_for_function(
+        "() => document.getElementById('classroom-status')"
+        ".textContent.startsWith('Exploring on your own')"
+    )
+    # A student's page sending a teacher's event is refused by the server.
+    refused = student.evaluate(
+        """code => new Promise(resolve => window.h3learnClassroom.emit('step',
+             {code, token: 'guessed', trace: 'dynamic-table', step: 40, move: 1e15}, resolve))""",
+        code,
+    )
+    assert "only the teacher controls room" in refused["error"]
+    teacher.wait_for_timeout(300)
+    assert teacher.text_content("#step-number") == "12"
+    # While exploring, the teacher's steps are noted but not followed.
+    teacher.keyboard.press("ArrowRight")
+    shows_step(teacher, 13)
+    teacher.keyboard.press("ArrowRight")
+    shows_step(teacher, 14)
+    student.wait_for_function(
+        "() => document.getElementById('classroom-status')"
+        ".textContent.includes('the teacher is at step 14')"
+    )
+    assert student.text_content("#step-number") == "13"
+    student.screenshot(path="/tmp/h3learn-classroom-student-exploring.png")
+    student.click("#classroom-follow")
+    shows_step(student, 14)
+
+    # A late joiner, by the join link, lands on the current step.
+    late = laptops.open()
+    late.goto(f"{base_url}/join/{code}")
+    shows_step(late, 14)
+    teacher.wait_for_function(
+        "() => document.getElementById('classroom-status').textContent.includes('2 students')"
+    )
+    student.screenshot(path="/tmp/h3learn-classroom-student.png", full_page=True)
+
+    # The teacher opens another trace and shows it in the room: everyone follows.
+    teacher.goto(f"{base_url}/trace/first-get/step/2")
+    shows_step(teacher, 2)
+    assert teacher.text_content("#present-button").startswith("Show in room")
+    teacher.click("#present-button")
+    teacher.wait_for_url(f"**/trace/first-get/step/2?room={code}")
+    shows_step(student, 2, "first-get")
+    shows_step(late, 2, "first-get")
+
+    # The teacher ends the class.
+    teacher.once("dialog", lambda dialog: dialog.accept())
+    teacher.click("#classroom-end")
+    for page in (student, late, teacher):
+        page.wait_for_function(
+            "() => document.getElementById('classroom-status')"
+            ".textContent.startsWith('The class has ended')"
+        )
+    assert student.locator("#classroom-follow").is_hidden()
+
+
+def test_an_unknown_code_on_the_step_page_says_so(laptops: Laptops, base_url: str) -> None:
+    page = laptops.open()
+    page.goto(f"{base_url}/trace/first-get/step/0?room=ABCDEF")
+    page.wait_for_function(
+        "() => document.getElementById('classroom-status')"
+        ".textContent.includes('no open room has the code ABC-DEF')"
+    )
+    page.goto(f"{base_url}/join/ABCDE0")
+    assert "codes never use 0, 1, I, L, O or U" in page.text_content("#join-error")
