@@ -25,8 +25,12 @@ from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, TraceFormatError, trace_document
 from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
 from h3learn.web.present import step_event
+from h3learn.web.step_answers import StepAnswers
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+
+#: Step answers, kept as JSON text (step_answers.py).
+STEP_ANSWERS = StepAnswers()
 
 #: Summaries per page unless ``limit`` says otherwise, and the most one request may ask for.
 DEFAULT_PAGE = 500
@@ -213,7 +217,13 @@ def trace_events(trace_id: str) -> Response:
 
 @bp.get("/traces/<trace_id>/steps/<int:step>")
 def trace_step(trace_id: str, step: int) -> Response:
+    """One step, built once and then served from `STEP_ANSWERS` (a class asks all at once)."""
     entry = entry_or_404(trace_id)
+    answer = STEP_ANSWERS.get(entry, step, lambda: _step_answer(entry, trace_id, step))
+    return current_app.response_class(answer, mimetype="application/json")
+
+
+def _step_answer(entry: Entry, trace_id: str, step: int) -> str:
     count = len(entry.events)
     if not 0 <= step < count:
         raise ApiError(404, f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}")
@@ -223,15 +233,16 @@ def trace_step(trace_id: str, step: int) -> Response:
         raise ApiError(400, str(error)) from None
     state = entry.state_after(step)
     changed = state.pop("changed", [])
-    return jsonify(
-        trace=trace_id,
-        title=entry.trace.title,
-        step=step,
-        count=count,
-        event=step_event(event, entry.types),
-        state=state,
-        changed=changed,
-    )
+    answer = {
+        "trace": trace_id,
+        "title": entry.trace.title,
+        "step": step,
+        "count": count,
+        "event": step_event(event, entry.types),
+        "state": state,
+        "changed": changed,
+    }
+    return current_app.json.dumps(answer, separators=(",", ":")) + "\n"
 
 
 @bp.get("/traces/<trace_id>/download")
