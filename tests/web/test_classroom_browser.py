@@ -175,6 +175,30 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     shows_step(student, 2, "first-get")
     shows_step(late, 2, "first-get")
 
+    # A predict checkpoint: the lesson page asks through classroom.js's hooks; the student
+    # answers, the teacher sees the count, the reveal shows everyone the spread.
+    asked = teacher.evaluate(
+        """async () => (await import('/static/js/classroom.js')).askQuestion({id: 'ric',
+             prompt: 'What will the Required Insert Count be?', options: ['0', '1', '2']})"""
+    )
+    assert asked == {"ok": True}
+    student.wait_for_selector("#classroom-question:not([hidden]) #question-options button")
+    assert student.text_content("#question-prompt") == "What will the Required Insert Count be?"
+    student.click("#question-options button[data-option='1']")
+    student.wait_for_selector("#question-options button[data-option='1'][aria-pressed='true']")
+    teacher.wait_for_function(
+        "() => document.getElementById('question-note').textContent === '1 of 2 answered.'"
+    )
+    revealed = teacher.evaluate(
+        "async () => (await import('/static/js/classroom.js')).revealQuestion('ric', 1)"
+    )
+    assert revealed == {"ok": True}
+    for page in (student, late):
+        page.wait_for_selector("#question-options .option .correct")
+    assert "1 · 1 answer (100%)" in student.text_content("#question-options [data-option='1']")
+    assert "2 · 0 answers (0%)" in late.text_content("#question-options [data-option='2']")
+    student.locator("#classroom-question").screenshot(path="/tmp/h3learn-classroom-question.png")
+
     # The teacher ends the class.
     teacher.once("dialog", lambda dialog: dialog.accept())
     teacher.click("#classroom-end")

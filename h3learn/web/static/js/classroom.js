@@ -269,7 +269,11 @@ function showQuestion(question, result) {
   const rows = question.options.map((text, index) => {
     const mine = chosen && chosen.id === question.id && chosen.option === index;
     const label = [text];
-    if (counts) label.push(h("span", { class: "count" }, ` ${counts[index]} (${Math.round((100 * counts[index]) / total)}%)`));
+    if (counts) {
+      const n = counts[index];
+      const share = Math.round((100 * n) / total);
+      label.push(h("span", { class: "count" }, ` · ${n} ${n === 1 ? "answer" : "answers"} (${share}%)`));
+    }
     if (question.revealed && question.correct === index) label.push(h("strong", { class: "correct" }, " ✓ correct"));
     const item = canAnswer
       ? h("button", { type: "button", data: { option: String(index) }, "aria-pressed": String(Boolean(mine)) }, ...label)
