@@ -208,6 +208,11 @@ def test_the_join_page_says_why_a_code_is_refused(
     assert client.get("/join").status_code == 200
 
 
+def test_the_trace_list_leads_students_to_the_join_page(client: FlaskClient) -> None:
+    page = client.get("/").get_data(as_text=True)
+    assert 'href="/join" id="join-class-link"' in page
+
+
 def test_normalize_code_reads_what_students_type() -> None:
     assert normalize_code("k7p 3xm") == "K7P3XM"
     assert normalize_code("K7P-3XM") == "K7P3XM"

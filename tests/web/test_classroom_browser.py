@@ -166,6 +166,19 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     )
     student.screenshot(path="/tmp/h3learn-classroom-student.png", full_page=True)
 
+    # A student whose connection drops is put back on the teacher's step when it returns.
+    late.evaluate("() => window.h3learnClassroom.disconnect()")
+    late.wait_for_function(
+        "() => document.getElementById('classroom-status')"
+        ".textContent.startsWith('Connection lost')"
+    )
+    teacher.keyboard.press("ArrowRight")
+    shows_step(teacher, 15)
+    shows_step(student, 15)
+    assert late.text_content("#step-number") == "14"
+    late.evaluate("() => window.h3learnClassroom.connect()")
+    shows_step(late, 15)
+
     # The teacher opens another trace and shows it in the room: everyone follows.
     teacher.goto(f"{base_url}/trace/first-get/step/2")
     shows_step(teacher, 2)
@@ -174,6 +187,7 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     teacher.wait_for_url(f"**/trace/first-get/step/2?room={code}")
     shows_step(student, 2, "first-get")
     shows_step(late, 2, "first-get")
+    assert late.url.endswith(f"/trace/first-get/step/2?room={code}")
 
     # A predict checkpoint: the lesson page asks through classroom.js's hooks; the student
     # answers, the teacher sees the count, the reveal shows everyone the spread.
@@ -219,3 +233,5 @@ def test_an_unknown_code_on_the_step_page_says_so(laptops: Laptops, base_url: st
     )
     page.goto(f"{base_url}/join/ABCDE0")
     assert "codes never use 0, 1, I, L, O or U" in page.text_content("#join-error")
+    assert page.input_value("#code") == "ABCDE0"
+    page.screenshot(path="/tmp/h3learn-classroom-join-page.png")
