@@ -52,24 +52,25 @@ def room(code: str, clock: Clock, trace: str = "first-get") -> Room:
 
 
 def test_a_created_room_reads_back_as_it_was_stored(store: RoomStore, clock: Clock) -> None:
-    assert store.create(room("AAAAAA", clock), limit=10)
+    assert store.create(room("AAAAAA", clock), limit=10) == "created"
     assert store.get("AAAAAA") == room("AAAAAA", clock)
     assert store.get("BBBBBB") is None
 
 
 def test_a_code_in_use_cannot_be_created_again(store: RoomStore, clock: Clock) -> None:
-    assert store.create(room("AAAAAA", clock), limit=10)
-    assert not store.create(room("AAAAAA", clock, "dynamic-table"), limit=10)
+    assert store.create(room("AAAAAA", clock), limit=10) == "created"
+    assert store.create(room("AAAAAA", clock, "dynamic-table"), limit=10) == "taken"
     stored = store.get("AAAAAA")
     assert stored is not None and stored.trace == "first-get"
 
 
 def test_no_more_rooms_than_the_limit_are_open(store: RoomStore, clock: Clock) -> None:
-    assert store.create(room("AAAAAA", clock), limit=2)
-    assert store.create(room("BBBBBB", clock), limit=2)
-    assert not store.create(room("CCCCCC", clock), limit=2)
+    assert store.create(room("AAAAAA", clock), limit=2) == "created"
+    assert store.create(room("BBBBBB", clock), limit=2) == "created"
+    assert store.create(room("CCCCCC", clock), limit=2) == "full"
     clock.now += IDLE + 1  # both idle: they no longer count
-    assert store.create(room("CCCCCC", clock), limit=2)
+    assert store.create(room("CCCCCC", clock), limit=2) == "created"
+    assert store.create(room("AAAAAA", clock), limit=5) == "taken"  # idle, not yet ended
 
 
 def test_only_a_newer_move_changes_the_position(store: RoomStore, clock: Clock) -> None:
@@ -137,7 +138,7 @@ def test_ending_a_room_forgets_everything_in_it(store: RoomStore, clock: Clock) 
     store.add_student("AAAAAA", "s1")
     store.end("AAAAAA")
     assert store.get("AAAAAA") is None and store.students("AAAAAA") == 0
-    assert store.create(room("AAAAAA", clock), limit=1)
+    assert store.create(room("AAAAAA", clock), limit=1) == "created"
 
 
 def test_redis_keeps_the_token_hash_never_the_token(redis_url: str, clock: Clock) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import redis
 
-from h3learn.web.classroom.rooms import Clock, Question, Room, count_answers
+from h3learn.web.classroom.rooms import Clock, Created, Question, Room, count_answers
 
 PREFIX = "h3learn:room:"
 ROOMS = "h3learn:rooms"
@@ -79,13 +79,13 @@ class RedisRoomStore:
         for key in (room, students, answers):
             pipe.expire(key, self._expiry)
 
-    def create(self, room: Room, *, limit: int) -> bool:
+    def create(self, room: Room, *, limit: int) -> Created:
         key = self._keys(room.code)[0]
         now = self.clock()
         # Rooms idle past the expiry: Redis has removed their keys, the index forgets them.
         self.redis.zremrangebyscore(ROOMS, "-inf", f"({now - self._expiry!r}")
         if self.redis.zcount(ROOMS, repr(now - self.idle_seconds), "+inf") >= limit:
-            return False
+            return "full"
         fields: dict[Any, str | int] = {  # redis-py types its keys as bytes, str or numbers
             "token_hash": room.token_hash,
             "trace": room.trace,
@@ -96,12 +96,12 @@ class RedisRoomStore:
             "question": _question_text(room.question),
         }
         if not self.redis.hsetnx(key, "token_hash", room.token_hash):
-            return False  # the code is taken
+            return "taken"
         with self.redis.pipeline() as pipe:
             pipe.hset(key, mapping=fields)
             self._refresh(pipe, room.code, room.active)
             pipe.execute()
-        return True
+        return "created"
 
     def get(self, code: str) -> Room | None:
         fields: dict[str, str] = self.redis.hgetall(self._keys(code)[0])  # type: ignore[assignment]

@@ -20,9 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Literal, Protocol
 
 Clock = Callable[[], float]
+
+#: What `RoomStore.create` did.
+Created = Literal["created", "taken", "full"]
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,9 @@ class RoomStore(Protocol):
     idle_seconds: float
     clock: Clock
 
-    def create(self, room: Room, *, limit: int) -> bool:
-        """Store a new room; False if its code is taken or ``limit`` rooms are open.
+    def create(self, room: Room, *, limit: int) -> Created:
+        """Store a new room: "created", or "taken" (its code is in use), or "full" (``limit``
+        rooms are open).
 
         An idle room stays (it is not counted) until `end` removes it, so that whoever
         sweeps idle rooms can still tell its students that it ended."""
@@ -130,13 +134,14 @@ class MemoryRoomStore:
             return None
         return kept
 
-    def create(self, room: Room, *, limit: int) -> bool:
+    def create(self, room: Room, *, limit: int) -> Created:
         with self._lock:
-            open_rooms = sum(1 for code in self._rooms if self._live(code) is not None)
-            if room.code in self._rooms or open_rooms >= limit:
-                return False
+            if room.code in self._rooms:
+                return "taken"
+            if sum(1 for code in self._rooms if self._live(code) is not None) >= limit:
+                return "full"
             self._rooms[room.code] = _Kept(room)
-            return True
+            return "created"
 
     def get(self, code: str) -> Room | None:
         with self._lock:

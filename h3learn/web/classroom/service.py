@@ -75,6 +75,8 @@ def unknown_room(code: str) -> RoomError:
 
 
 class Classroom:
+    """The rooms of this server: what every classroom event does (see the module docstring)."""
+
     def __init__(
         self, store: RoomStore, library: TraceLibrary, socketio: SocketIO, *, max_rooms: int
     ) -> None:
@@ -101,10 +103,11 @@ class Classroom:
         now = self.store.clock()
         for _ in range(CODE_TRIES):
             room = Room(new_code(), token_hash(token), trace, step, -1, now, now)
-            if self.store.create(room, limit=self.max_rooms):
+            created = self.store.create(room, limit=self.max_rooms)
+            if created == "created":
                 self._start_sweeper()
                 return room, token
-            if self.store.get(room.code) is None:  # not a clash: the limit is reached
+            if created == "full":
                 break
         raise RoomError(
             f"{self.max_rooms} rooms are open, the most this server holds; "
