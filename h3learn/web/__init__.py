@@ -3,7 +3,8 @@
 `create_app` builds the app (the Flask tutorial's factory pattern); `socketio` is bound to
 it with ``init_app`` in ``threading`` mode, pinned so that an eventlet or gevent that
 arrives as someone's dependency cannot change the server silently (docs/architecture.md).
-The page connects to Socket.IO for live updates (live capture and classrooms use it later).
+The page connects to Socket.IO for live updates (live capture uses it later); classroom
+mode (h3learn/web/classroom) has its own namespace, /classroom.
 
 Configuration keys (``create_app({...})``):
 

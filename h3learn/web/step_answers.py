@@ -49,11 +49,14 @@ class StepAnswers:
                 answer = self._cached(key, entry)
             if answer is not None:
                 return answer
-            answer = build()
+            try:
+                answer = build()
+            finally:
+                with self._lock:
+                    self._building.pop(key, None)
             with self._lock:
                 self._answers[key] = (weakref.ref(entry), answer)
                 self._answers.move_to_end(key)
                 while len(self._answers) > self.size:
                     self._answers.popitem(last=False)
-                self._building.pop(key, None)
             return answer
