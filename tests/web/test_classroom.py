@@ -118,6 +118,15 @@ def test_a_new_room_has_a_readable_code_a_secret_token_and_a_join_link(
     assert "token_hash" not in str(public)
 
 
+def test_the_room_api_refuses_bad_and_unknown_codes(client: FlaskClient) -> None:
+    bad = client.get("/api/rooms/ABC")
+    assert bad.status_code == 400
+    assert bad.get_json() == {"error": "a join code has 6 letters and digits, not 3"}
+    unknown = client.get("/api/rooms/abc-def")
+    assert unknown.status_code == 404
+    assert "no open room has the code ABC-DEF" in unknown.get_json()["error"]
+
+
 def test_two_rooms_get_different_codes_and_tokens(client: FlaskClient) -> None:
     first, second = create(client), create(client)
     assert first["code"] != second["code"] and first["token"] != second["token"]

@@ -222,6 +222,7 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
             ".textContent.startsWith('The class has ended')"
         )
     assert student.locator("#classroom-follow").is_hidden()
+    assert "room=" not in student.url  # a reload shows the trace, outside the ended class
 
 
 def test_an_unknown_code_on_the_step_page_says_so(laptops: Laptops, base_url: str) -> None:

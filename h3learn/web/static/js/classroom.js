@@ -325,6 +325,7 @@ function ended(reason) {
   role = null;
   for (const id of ["classroom-follow", "classroom-explore", "classroom-show-code", "classroom-end"]) show(id, false);
   say(`The class has ended: ${reason}.`, "ended");
+  history.replaceState(history.state, "", location.pathname); // a reload is no longer in the room
   if (socket) socket.disconnect();
   const dialog = $("classroom-join");
   if (dialog.open) dialog.close();
