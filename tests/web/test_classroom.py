@@ -329,6 +329,7 @@ def test_a_student_cannot_drive(client: FlaskClient, page: Any) -> None:
     ]:
         answer = student.ask(event, payload)
         assert "only the teacher controls room" in answer["error"], event
+        assert answer["status"] == 403
     assert other.received("step") == [] and other.received("ended") == []
     assert client.get(f"/api/rooms/{room['code']}").get_json()["step"] == 0
 
@@ -444,7 +445,7 @@ def test_malformed_messages_get_a_clear_error(
     page: Any, event: str, payload: Any, words: str
 ) -> None:
     answer = page().ask(event, payload)
-    assert set(answer) == {"error"}
+    assert set(answer) == {"error", "status"} and answer["status"] in (400, 404)
     assert words in answer["error"]
     assert answer["error"].startswith(f"{event}: ")
 

@@ -3,8 +3,9 @@
 A join code is six symbols from an alphabet without the pairs people confuse when they
 read a projector or hear a code spoken: no 0/O, 1/I/L, and no U (it is read as V). That
 leaves 30 symbols, so 30**6 (about 729 million) codes; with the default limit of 1,000
-open rooms a random guess finds one about once in 729,000 tries. The code is printed as two groups of three,
-``K7P-3XM``; what a student types is forgiving (any case, spaces and dashes ignored).
+open rooms a random guess finds one about once in 729,000 tries. The code is printed as
+two groups of three, ``K7P-3XM``; what a student types is forgiving (any case, spaces
+and dashes ignored).
 
 The join code is public (it is on the projector). Control of a room needs the teacher's
 token instead: 32 random bytes from `secrets`, unrelated to the code, given to the

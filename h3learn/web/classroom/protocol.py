@@ -30,8 +30,9 @@ MAX_MOVE = 2**53 - 1
 class RoomError(Exception):
     """A classroom request refused; the message is what the client is told.
 
-    ``status`` is the HTTP status the same refusal has in the JSON API (404 for an unknown
-    room or trace, 503 when the server holds as many rooms as it may)."""
+    ``status`` says what kind of refusal it is, as an HTTP status (and is one, in the JSON
+    API): 400 a malformed or impossible request, 403 not this sender's to do (a student
+    driving), 404 an unknown room or trace, 503 the server cannot take it now."""
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)

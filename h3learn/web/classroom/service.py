@@ -127,7 +127,8 @@ class Classroom:
         if not token_matches(control.token, room.token_hash):
             raise RoomError(
                 f"only the teacher controls room {display_code(room.code)}: "
-                "this page does not hold its teacher's token"
+                "this page does not hold its teacher's token",
+                403,
             )
         return room
 
@@ -244,7 +245,7 @@ class Classroom:
         if membership is None or membership.code != answer.code:
             raise RoomError(f"answer: join room {display_code(answer.code)} first")
         if membership.role != "student":
-            raise RoomError("answer: the teacher asks; students answer")
+            raise RoomError("answer: the teacher asks; students answer", 403)
         room = self.room(answer.code)
         question = room.question
         if question is None or question.id != answer.question_id:

@@ -2,9 +2,10 @@
 
 Each handler checks its payload (protocol.py), asks the `Classroom` (service.py), and
 returns its answer, which Socket.IO hands back to the sender's callback: the room's state
-for ``join``, ``{"ok": true}`` for the others, or ``{"error": "..."}`` saying what was
-refused and why. A refusal, a malformed message or an unreachable room store is an answer
-to that one client; it never ends the connection or the server.
+for ``join``, ``{"ok": true}`` for the others, or ``{"error": "...", "status": n}`` saying
+what was refused and why (``status`` as in `RoomError`). A refusal, a malformed message
+or an unreachable room store is an answer to that one client; it never ends the
+connection or the server.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ def _answering(event: str, handler: Handler) -> Callable[..., dict[str, Any]]:
         try:
             return handler(classroom(), sid, payload)
         except RoomError as error:
-            message = str(error)
+            message, status = str(error), error.status
         except redis.RedisError as error:
-            message = f"the room store (Redis) cannot be reached: {error}"
+            message, status = f"the room store (Redis) cannot be reached: {error}", 503
         prefix = f"{event}: "
-        return {"error": message if message.startswith(prefix) else prefix + message}
+        message = message if message.startswith(prefix) else prefix + message
+        return {"error": message, "status": status}
 
     return handle
 

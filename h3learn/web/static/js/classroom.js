@@ -22,7 +22,7 @@ const bar = $("classroom-bar");
 const statusLine = $("classroom-status");
 const params = new URLSearchParams(location.search);
 const roomCode = params.get("room");
-const presentNow = params.get("present") === "1"; // set once, by "Present"
+let presentNow = params.get("present") === "1"; // set once, by "Present"
 
 let socket = null;
 let role = null; // "teacher" or "student" once joined
@@ -92,7 +92,7 @@ function join() {
   const token = teaching && teaching.code === roomCode ? teaching.token : undefined;
   socket.emit("join", { code: roomCode, token }, (answer) => {
     if (answer.error) {
-      if (token) storeTeaching(null);
+      if (token && answer.status !== 503) storeTeaching(null); // the room or token is no more
       say(`Could not join the class: ${answer.error}`, "error");
       return;
     }
@@ -103,6 +103,7 @@ function join() {
       showStudents(answer.students);
       sendStep(stepper.current, { now: true }); // this page is where the teacher is
       if (presentNow) showJoinDialog();
+      presentNow = false;
     } else {
       teacherMoved(answer.trace, answer.step, answer.move, { rejoined: true });
       if (chosen && answer.question && chosen.id === answer.question.id && !answer.question.revealed) {
