@@ -16,6 +16,7 @@ from web_helpers import make_app
 from h3learn.scenarios.examples import EXAMPLES
 from h3learn.web import socketio
 from h3learn.web.classroom.codes import ALPHABET, normalize_code
+from h3learn.web.classroom.redis_store import RedisRoomStore
 
 NS = "/classroom"
 
@@ -497,6 +498,18 @@ def test_the_server_keeps_serving_after_garbage(client: FlaskClient, page: Any) 
         assert "error" in student.ask("join", garbage)
     room = create(client)
     assert student.ask("join", {"code": room["code"]})["role"] == "student"
+
+
+def test_an_unreachable_room_store_is_an_answer_not_a_crash(
+    app: Flask, client: FlaskClient, page: Any
+) -> None:
+    classroom = app.extensions["h3learn_classroom"]
+    classroom.store = RedisRoomStore("redis://127.0.0.1:1/0", 600)  # nothing listens there
+    student = page()
+    answer = student.ask("join", {"code": "ABCDEF"})
+    assert answer["status"] == 503
+    assert answer["error"].startswith("join: the room store (Redis) cannot be reached")
+    student.leave()
 
 
 # -- rooms end ---------------------------------------------------------------------------------

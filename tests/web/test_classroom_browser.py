@@ -125,6 +125,7 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     shows_step(teacher, 12)
     shows_step(student, 12)
     assert "1 student" in status(teacher)
+    teacher.screenshot(path="/tmp/h3learn-classroom-teacher.png")
 
     # The student explores: their page moves, the teacher's does not.
     student.locator("body").focus()
