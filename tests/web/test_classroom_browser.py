@@ -180,6 +180,22 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     late.evaluate("() => window.h3learnClassroom.connect()")
     shows_step(late, 15)
 
+    # The teacher jumps, then plays and pauses: the class ends where the teacher does.
+    teacher.fill("#jump", "40")
+    teacher.press("#jump", "Enter")
+    shows_step(student, 40)
+    shows_step(late, 40)
+    teacher.select_option("#speed", "10")
+    teacher.click("#play")
+    teacher.wait_for_function(
+        "() => Number(document.getElementById('step-number').textContent) >= 45"
+    )
+    teacher.click("#play")
+    teacher.wait_for_timeout(200)
+    paused = int(teacher.text_content("#step-number"))
+    shows_step(student, paused)
+    shows_step(late, paused)
+
     # The teacher opens another trace and shows it in the room: everyone follows.
     teacher.goto(f"{base_url}/trace/first-get/step/2")
     shows_step(teacher, 2)
