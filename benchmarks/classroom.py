@@ -15,7 +15,12 @@ max over all N x S deliveries for each server, and the ratio of the p95s (goal a
 N=200: h3learn's p95 within 1.5x the raw broadcast's). The machine's load average is
 printed too: on a shared machine the numbers move with it.
 
+With ``--message-queue redis://...`` both servers send every emit through that Redis, as
+several processes sharing a class would (`h3learn serve --message-queue`), so the
+figures include the trip through Redis; start a redis-server first.
+
 Usage: python benchmarks/classroom.py --clients N [--steps 50] [--trace dynamic-table]
+                                      [--message-queue redis://127.0.0.1:6379/0]
        (--raw-server --port P runs the raw broadcast server; the benchmark starts it)
 """
 
@@ -47,12 +52,13 @@ STEP_TIMEOUT = 60.0
 # -- the raw broadcast server (runs in its own process) ---------------------------------
 
 
-def run_raw_server(port: int) -> None:
+def run_raw_server(port: int, message_queue: str | None) -> None:
     from flask import Flask, request
     from flask_socketio import SocketIO, join_room
 
     app = Flask(__name__)
-    raw = SocketIO(app, async_mode="threading")
+    # Its own channel on a shared queue, so the two servers' messages never meet.
+    raw = SocketIO(app, async_mode="threading", message_queue=message_queue, channel="raw")
 
     @raw.on("join")
     def join(message: Any = None) -> dict[str, bool]:
@@ -246,22 +252,31 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200, help="students (N)")
     parser.add_argument("--steps", type=int, default=50, help="teacher's steps (S)")
     parser.add_argument("--trace", default="dynamic-table")
+    parser.add_argument(
+        "--message-queue",
+        default=None,
+        metavar="URL",
+        help="run both servers with this Redis message queue (redis://...), as several "
+        "processes would: every emit then goes through Redis",
+    )
     parser.add_argument("--raw-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.raw_server:
-        run_raw_server(args.port)
+        run_raw_server(args.port, args.message_queue)
         return
 
+    queue = ["--message-queue", args.message_queue] if args.message_queue else []
     print(
-        f"classroom: {args.clients} students, {args.steps} steps; "
+        f"classroom: {args.clients} students, {args.steps} steps"
+        f"{', through ' + args.message_queue if queue else ''}; "
         f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores"
     )
     h3learn_port, raw_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as data_dir:
         h3learn_command = [sys.executable, "-m", "h3learn", "serve", "--host", "127.0.0.1"]
-        h3learn_command += ["--port", str(h3learn_port), "--data-dir", data_dir]
-        raw_command = [sys.executable, __file__, "--raw-server", "--port", str(raw_port)]
+        h3learn_command += ["--port", str(h3learn_port), "--data-dir", data_dir, *queue]
+        raw_command = [sys.executable, __file__, "--raw-server", "--port", str(raw_port), *queue]
         h3learn_url = f"http://127.0.0.1:{h3learn_port}"
         raw_url = f"http://127.0.0.1:{raw_port}"
         with (
