@@ -143,24 +143,27 @@ class Classroom:
     # -- joining and leaving --------------------------------------------------------------
 
     def join(self, sid: str, join: Join) -> dict[str, Any]:
-        room = self.room(join.code)
+        """Put ``sid`` in the room; the room's state, read after it is in (so a step the
+        teacher sends meanwhile is either in this answer or sent to it, never lost)."""
+        code = self.room(join.code).code
         role = "student"
         if join.token is not None:
-            self._teacher(Control(join.code, join.token))
+            self._teacher(Control(code, join.token))
             role = "teacher"
         self.leave(sid)
         with self._lock:
-            self._members[sid] = Membership(room.code, role)
+            self._members[sid] = Membership(code, role)
         server = self.socketio.server
         if role == "teacher":
-            server.enter_room(sid, teachers_room(room.code), namespace=NAMESPACE)
-            self.store.touch(room.code)
-            students = self.store.students(room.code)
+            server.enter_room(sid, teachers_room(code), namespace=NAMESPACE)
+            self.store.touch(code)
+            students = self.store.students(code)
         else:
-            server.enter_room(sid, students_room(room.code), namespace=NAMESPACE)
-            students = self.store.add_student(room.code, sid)
-            self._emit("students", {"count": students}, teachers_room(room.code))
+            server.enter_room(sid, students_room(code), namespace=NAMESPACE)
+            students = self.store.add_student(code, sid)
+            self._emit("students", {"count": students}, teachers_room(code))
         self._start_sweeper()
+        room = self.room(code)
         state = self.public_state(room, students)
         state["role"] = role
         question = room.question
