@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from h3learn import export_cli, get_cli, h3_server, qif_cli, serve_cli, walkthrough
+from h3learn import export_cli, get_cli, h3_server, lessons_cli, qif_cli, serve_cli, walkthrough
 from h3learn.command_error import CommandError
 
 #: name -> (function that adds the subcommand's arguments to its parser)
@@ -22,6 +22,8 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {  # type
     "h3-server": h3_server.add_parser,
     "get": get_cli.add_parser,
     "serve": serve_cli.add_parser,
+    "lessons": lessons_cli.add_parser,
+    "rfc": lessons_cli.add_rfc_parser,
 }
 
 

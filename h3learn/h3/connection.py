@@ -30,6 +30,12 @@ the one stream and carries on.
 
 Settings are decided when the connection is made (they are in the trace before any byte
 leaves, RFC 9114 §7.2.4.2) and sent by `initiate`.
+
+A teaching and test facility breaks rules on purpose, so that a lesson can show how the
+peer reacts (RFC 9114 §8): `send_deliberately` (any labelled unit on any of this endpoint's
+streams), `open_stream_deliberately` (a second control stream, a client's push stream) and
+`send_request_unchecked` / `send_headers_unchecked` (a malformed message). Nothing else in
+the project calls them.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from h3learn.events import NullRecorder, Recorder
+from h3learn.events import FieldSpan, NullRecorder, Recorder
 from h3learn.h3 import zero_rtt
 from h3learn.h3.actions import Action, CloseConnection, ResetStream, SendStreamData, StopSending
 from h3learn.h3.errors import (
@@ -118,6 +124,27 @@ MAX_PUSH_ID_VALUE = (1 << 62) - 1
 
 class H3UsageError(Exception):
     """The application asked for something the protocol forbids (a local mistake)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliberateUnit:
+    """Teaching and test facility: a unit that breaks a rule on purpose, with its labels.
+
+    ``category`` and ``name`` are the event it is recorded as (``http3`` ``frame_created``,
+    ``qpack`` ``instruction_created``, or ``http3`` ``raw_bytes_sent`` for bytes with no
+    structure), ``data`` that event's data (docs/events.md), ``fields`` the labels of
+    ``raw``, and ``rule`` the rule it breaks in words, e.g. "RFC 9114 §7.2.4: a second
+    SETTINGS frame". h3learn/curriculum/violations.py builds them.
+    """
+
+    category: str
+    name: str
+    raw: bytes
+    fields: tuple[FieldSpan, ...]
+    data: dict[str, Any]
+    rfc: tuple[str, ...]
+    describe: str
+    rule: str
 
 
 @dataclass
@@ -389,18 +416,24 @@ class H3Connection:
 
     def send_request(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Client: open the next request stream and send the header section on it."""
+        self._check_can_request()
+        head = validate_request(
+            headers, enable_connect_protocol=self.peer_settings.enable_connect_protocol
+        )
+        return self._open_request(headers, head.method, end_stream)
+
+    def _check_can_request(self) -> None:
         if not self.is_client:
             raise H3UsageError("only a client sends requests (RFC 9114 §4.1)")
         if self.goaway_received is not None:
             raise H3UsageError("the server sent GOAWAY: no new requests (RFC 9114 §5.2)")
         self._check_open()
-        head = validate_request(
-            headers, enable_connect_protocol=self.peer_settings.enable_connect_protocol
-        )
+
+    def _open_request(self, headers: Sequence[Header], method: bytes, end_stream: bool) -> int:
         stream_id = self._next_request_stream_id
         self._next_request_stream_id += STREAM_ID_STEP
         stream = self._new_request_stream(stream_id)
-        stream.request_method = head.method
+        stream.request_method = method
         self._record(
             "stream_type_set",
             stream_id,
@@ -1420,6 +1453,57 @@ class H3Connection:
             )
         self._cancelled_pushes.add(push_id)
         self._events.append(PushCancelled(push_id=push_id))
+
+    # == teaching and test facility: breaking a rule on purpose (RFC 9114 §8) =================
+    #
+    # A lesson about errors needs an endpoint that misbehaves. These methods skip the checks
+    # the sending side normally makes, so that the *peer's* reaction can be watched: the
+    # connection error or stream error it raises, with the rule it names. They are used by
+    # h3learn/curriculum (lesson scenarios) and by tests, never by the server or client.
+
+    def send_deliberately(
+        self, stream_id: int, unit: DeliberateUnit, end_stream: bool = False
+    ) -> None:
+        """Teaching facility: put ``unit`` on stream ``stream_id`` as it is, unchecked."""
+        self._check_open()
+        self._actions.append(SendStreamData(stream_id, unit.raw, end_stream=end_stream))
+        if self.recorder.enabled:
+            fin = " and ends the stream" if end_stream else ""
+            self.recorder.record(
+                category=unit.category,
+                name=unit.name,
+                stream_id=stream_id,
+                data=unit.data | {"deliberate": unit.rule},
+                raw=unit.raw,
+                fields=unit.fields,
+                rfc=unit.rfc,
+                summary=(
+                    f"{self._arrow}: {unit.describe} on stream {stream_id}{fin}, breaking"
+                    f" {unit.rule} on purpose"
+                ),
+            )
+
+    def open_stream_deliberately(self, header: StreamHeader) -> int:
+        """Teaching facility: open a unidirectional stream of any type (a second control stream)."""
+        self._check_open()
+        return self._open_uni_stream(header)
+
+    def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
+        """Teaching facility: a request whose header section is sent as given, even malformed."""
+        self._check_can_request()
+        method = next((value for name, value in headers if name == b":method"), b"GET")
+        return self._open_request(headers, method, end_stream)
+
+    def send_headers_unchecked(
+        self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
+    ) -> None:
+        """Teaching facility: a response or trailer section sent as given, even malformed."""
+        self._check_open()
+        stream = self._sending_stream(stream_id)
+        self._send_field_section(stream_id, headers)
+        stream.headers_sent = True
+        if end_stream:
+            self._end_stream(stream)
 
     # -- recording ---------------------------------------------------------------------------
 

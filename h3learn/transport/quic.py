@@ -232,7 +232,7 @@ def record_handshake(
         name="handshake_completed",
         stream_id=None,
         data=data,
-        rfc=("9001#4.1", "9114#3.1"),
+        rfc=("9001#4.1", "9114#3.2"),
         summary=(
             f"{endpoint}: QUIC handshake complete, ALPN {event.alpn_protocol!r},"
             f" {data['tls_version']} {data['cipher_suite']}"

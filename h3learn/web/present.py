@@ -27,9 +27,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from h3learn.curriculum.rfc_toc import TITLES, label, url
 from h3learn.events import Event, FieldSpan
 from h3learn.web.prefix_math import section_arithmetic
-from h3learn.web.rfc_sections import TITLES
 
 #: RFC 9000 §2.1: bit 0x02 of a stream ID marks a unidirectional stream.
 UNIDIRECTIONAL_BIT = 0x02
@@ -43,17 +43,12 @@ BITS_PER_BYTE = 8
 
 def rfc_link(section: str) -> dict[str, str]:
     """``"9114#7.2.4"`` -> label, title and the official URL of that section."""
-    number, _, part = section.partition("#")
-    if part[:1].isalpha():
-        anchor = f"appendix-{part}"
-        label = f"RFC {number} Appendix {part}"
-    else:
-        anchor = f"section-{part}"
-        label = f"RFC {number} §{part}" if part else f"RFC {number}"
-    url = f"https://www.rfc-editor.org/rfc/rfc{number}"
-    if part:
-        url += f"#{anchor}"
-    return {"section": section, "label": label, "title": TITLES.get(section, ""), "url": url}
+    return {
+        "section": section,
+        "label": label(section),
+        "title": TITLES.get(section, ""),
+        "url": url(section),
+    }
 
 
 def stream_types(events: Sequence[Event]) -> dict[int, str]:

@@ -1,11 +1,25 @@
-"""Section titles of RFC 9114 and RFC 9204 (and the few RFC 9000 / RFC 7541 ones cited).
+"""The tables of contents of the RFCs the project cites: section ids, titles, links.
 
-The UI shows each step's governing sections as "RFC 9204 §4.5.1.1 Required Insert Count"
-with a link to the official text. Titles are facts of the RFCs (their tables of contents),
-kept here as data; the explanations in the project's own words belong to lessons/.
+A trace cites sections as ``"9114#7.2.4"`` (docs/events.md); the UI shows them as "RFC 9114
+§7.2.4 SETTINGS" with a link to the official text, lessons cite them in their notes, and the
+RFC reader lists them in order. Titles are facts of the RFCs (their tables of contents),
+kept here as data; what the sections mean, in the project's own words, is in
+lessons/rfc/<number>.toml (annotations.py reads it).
+
+RFC 9114 and RFC 9204 are listed whole, appendices included (``"9114#A.2.1"``): an id not
+here is not a section of them. Of the other RFCs only the sections the project cites are
+listed; an annotation file may add further sections of those (with their titles).
 """
 
 from __future__ import annotations
+
+import re
+
+#: RFCs whose whole table of contents is below: any other id of them is not a section.
+COMPLETE_RFCS = frozenset({"9114", "9204"})
+
+#: A section reference: RFC number, "#", then a section ("7.2.4") or appendix ("A", "B.1").
+SECTION_REFERENCE = re.compile(r"(?P<rfc>[0-9]{3,5})#(?P<part>[0-9]+(\.[0-9]+)*|[A-Z](\.[0-9]+)*)")
 
 #: "RFC#section" -> title, as the RFCs' tables of contents give them.
 TITLES: dict[str, str] = {
@@ -82,6 +96,17 @@ TITLES: dict[str, str] = {
     "9114#11.2.2": "Settings Parameters",
     "9114#11.2.3": "Error Codes",
     "9114#11.2.4": "Stream Types",
+    "9114#A": "Considerations for Transitioning from HTTP/2",
+    "9114#A.1": "Streams",
+    "9114#A.2": "HTTP Frame Types",
+    "9114#A.2.1": "Prioritization Differences",
+    "9114#A.2.2": "Field Compression Differences",
+    "9114#A.2.3": "Flow-Control Differences",
+    "9114#A.2.4": "Guidance for New Frame Type Definitions",
+    "9114#A.2.5": "Comparison of HTTP/2 and HTTP/3 Frame Types",
+    "9114#A.3": "HTTP/2 SETTINGS Parameters",
+    "9114#A.4": "HTTP/2 Error Codes",
+    "9114#A.4.1": "Mapping between HTTP/2 and HTTP/3 Errors",
     "9204#1": "Introduction",
     "9204#1.1": "Conventions and Definitions",
     "9204#1.2": "Notational Conventions",
@@ -145,9 +170,103 @@ TITLES: dict[str, str] = {
     "9204#8.1": "Settings Registration",
     "9204#8.2": "Stream Type Registration",
     "9204#8.3": "Error Code Registration",
+    "9204#A": "Static Table",
+    "9204#B": "Encoding and Decoding Examples",
+    "9204#B.1": "Literal Field Line with Name Reference",
+    "9204#B.2": "Dynamic Table",
+    "9204#B.3": "Speculative Insert",
+    "9204#B.4": "Duplicate Instruction, Stream Cancellation",
+    "9204#B.5": "Dynamic Table Insert, Eviction",
+    "9204#C": "Sample Single-Pass Encoding Algorithm",
     "9000#2.1": "Stream Types and Identifiers",
+    "9000#2.2": "Sending and Receiving Data",
+    "9000#10.2": "Immediate Close",
+    "9000#12.2": "Coalescing Packets",
     "9000#16": "Variable-Length Integer Encoding",
+    "9000#17": "Packet Formats",
+    "9000#20.1": "Transport Error Codes",
     "7541#5.1": "Integer Representation",
     "7541#5.2": "String Literal Representation",
     "7541#B": "Huffman Code",
+    "8999#5.1": "Long Header",
+    "9001#4.1": "Interface to TLS",
+    "9110#6.4.1": "Content Semantics",
+    "9110#6.5.1": "Limitations on Use of Trailers",
+    "9110#7.2": "Host and :authority",
+    "9110#8.6": "Content-Length",
+    "9218#7.2": "HTTP/3 PRIORITY_UPDATE Frame",
+    "9220#3": "WebSockets Upgrade over HTTP/3",
+    "9297#2.1.1": "The H3_DATAGRAM HTTP/3 SETTINGS Parameter",
 }
+
+#: The RFCs' own titles, for the RFC reader's headings.
+RFC_TITLES: dict[str, str] = {
+    "7541": "HPACK: Header Compression for HTTP/2",
+    "8999": "Version-Independent Properties of QUIC",
+    "9000": "QUIC: A UDP-Based Multiplexed and Secure Transport",
+    "9001": "Using TLS to Secure QUIC",
+    "9110": "HTTP Semantics",
+    "9114": "HTTP/3",
+    "9204": "QPACK: Field Compression for HTTP/3",
+    "9218": "Extensible Prioritization Scheme for HTTP",
+    "9220": "Bootstrapping WebSockets with HTTP/3",
+    "9297": "HTTP Datagrams and the Capsule Protocol",
+}
+
+
+def is_reference(text: str) -> bool:
+    """Is ``text`` written as a section reference (``9114#7.2.4``, ``9204#B.1``)?"""
+    return SECTION_REFERENCE.fullmatch(text) is not None
+
+
+def split(section: str) -> tuple[str, str]:
+    """``"9114#7.2.4"`` -> ``("9114", "7.2.4")``."""
+    number, _, part = section.partition("#")
+    return number, part
+
+
+def sort_key(section: str) -> tuple[int, int, tuple[int, ...]]:
+    """Document order: numbered sections by their numbers, then appendices A, B, ..."""
+    number, part = split(section)
+    head, *rest = part.split(".") if part else ("0",)
+    appendix = head.isalpha()
+    first = ord(head) - ord("A") if appendix else int(head)
+    return (int(number), int(appendix), (first, *(int(piece) for piece in rest)))
+
+
+def depth(section: str) -> int:
+    """How deep a section is nested: 7 -> 1, 7.2 -> 2, 7.2.4 -> 3, A.2 -> 2."""
+    return split(section)[1].count(".") + 1
+
+
+def parent(section: str) -> str | None:
+    """The enclosing section (``9114#7.2.4`` -> ``9114#7.2``), None at the top."""
+    number, part = split(section)
+    if "." not in part:
+        return None
+    return f"{number}#{part.rpartition('.')[0]}"
+
+
+def label(section: str) -> str:
+    """``"9114#7.2.4"`` -> ``"RFC 9114 §7.2.4"``; ``"9204#B.1"`` -> ``"RFC 9204 Appendix B.1"``."""
+    number, part = split(section)
+    if not part:
+        return f"RFC {number}"
+    if part[:1].isalpha():
+        return f"RFC {number} Appendix {part}"
+    return f"RFC {number} §{part}"
+
+
+def url(section: str) -> str:
+    """The official text of a section, on the RFC Editor's site."""
+    number, part = split(section)
+    base = f"https://www.rfc-editor.org/rfc/rfc{number}"
+    if not part:
+        return base
+    anchor = "appendix" if part[:1].isalpha() else "section"
+    return f"{base}#{anchor}-{part}"
+
+
+def sections_of(rfc: str) -> list[str]:
+    """Every listed section of one RFC, in document order."""
+    return sorted((s for s in TITLES if split(s)[0] == rfc), key=sort_key)

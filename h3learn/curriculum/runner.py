@@ -1,0 +1,417 @@
+"""Carrying out a lesson's scenario: two endpoints, the actions in order, one trace.
+
+The transport is `MemoryPair` (ideal in-order streams, RFC 9114 §6 left to a perfect QUIC)
+or, for lessons where QUIC itself matters (ALPN, packets), `QuicMemoryPair` (real QUIC and
+TLS 1.3 over in-memory datagrams, RFC 9114 §3.3). Both run on a virtual clock, so a lesson
+gives the same trace, byte for byte, every time.
+
+`run_scenario` returns a `Recording`: the events, where each action's events start and end
+(for selectors' ``during``), and what every stream name stands for: the labels the actions
+gave (``page``, a push's label) and the roles (``client control stream``, ``server encoder
+stream``, ...). An action the protocol refuses (a request after GOAWAY, a push beyond
+MAX_PUSH_ID) raises `ActionFailed` with the reason, which the loader turns into an error at
+the action's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3learn.curriculum.scenario import Action, Scenario, SideSettings
+from h3learn.curriculum.source import Table
+from h3learn.curriculum.violations import frame_unit, instruction_unit, raw_unit
+from h3learn.events import Event, EventLog
+from h3learn.h3.connection import H3Connection, H3UsageError
+from h3learn.h3.errors import ErrorCode
+from h3learn.h3.stream_types import StreamHeader, StreamType
+from h3learn.qpack.errors import QpackErrorCode
+from h3learn.transport.memory import MemoryPair
+from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+
+Header = tuple[bytes, bytes]
+
+#: The streams each side opens at start (RFC 9114 §6.2.1, RFC 9204 §4.2), by role.
+ROLES = ("control", "encoder", "decoder")
+
+
+class ActionFailed(Exception):
+    """An action could not be carried out; ``table`` points at what was wrong, if known."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass
+class Recording:
+    """A recorded scenario: the trace and what its names stand for."""
+
+    events: list[Event]
+    #: A stream name (a label, or a role like "client control stream") -> its stream ID.
+    streams: dict[str, int] = field(default_factory=dict)
+    #: A push's label -> its push ID.
+    push_ids: dict[str, int] = field(default_factory=dict)
+    #: For each action, the events it recorded: [start, end) in seq.
+    action_ranges: list[tuple[int, int]] = field(default_factory=list)
+    #: Action ids -> their index.
+    action_ids: dict[str, int] = field(default_factory=dict)
+
+
+class _Network:
+    """The two endpoints and what carries bytes between them (memory or QUIC)."""
+
+    def __init__(self, scenario: Scenario, client: SideSettings, server: SideSettings) -> None:
+        self.transport = scenario.transport
+        self.memory: MemoryPair | None = None
+        self.quic: QuicMemoryPair | None = None
+        if scenario.transport == "memory":
+            self.memory = MemoryPair.create(
+                client_settings=client.settings(), server_settings=server.settings()
+            )
+            self.log = self.memory.log
+            self.client, self.server = self.memory.client, self.memory.server
+        else:
+            clock = VirtualClock()
+            self.log = EventLog(clock=clock)
+            self.client = H3Connection(
+                is_client=True, settings=client.settings(), recorder=self.log.for_endpoint("client")
+            )
+            self.server = H3Connection(
+                is_client=False,
+                settings=server.settings(),
+                recorder=self.log.for_endpoint("server"),
+            )
+            self.quic = QuicMemoryPair.create(
+                client=self.client, server=self.server, log=self.log, clock=clock
+            )
+        for connection, side in ((self.client, client), (self.server, server)):
+            connection.encoder.huffman = side.get("huffman")
+            connection.encoder.preferred_capacity = side.get("encoder_table_capacity")
+
+    def endpoint(self, name: str) -> H3Connection:
+        return self.client if name == "client" else self.server
+
+    def deliver(self) -> None:
+        if self.memory is not None:
+            self.memory.pump()
+        else:
+            assert self.quic is not None
+            self.quic.pump()
+
+    def wait(self, milliseconds: int) -> None:
+        if self.memory is not None:
+            self.memory.advance(milliseconds)
+        else:
+            assert self.quic is not None
+            self.quic.advance(milliseconds / 1000)
+
+    def pair(self) -> MemoryPair:
+        if self.memory is None:
+            raise ActionFailed('hold and release need the memory transport (transport = "memory")')
+        return self.memory
+
+
+@dataclass
+class _Run:
+    network: _Network
+    recording: Recording
+    #: label -> (who opened it, stream ID) for request and push streams.
+    labels: dict[str, int] = field(default_factory=dict)
+    #: push label -> the request label it was promised on.
+    promises: dict[str, str] = field(default_factory=dict)
+    held: set[tuple[str, int]] = field(default_factory=set)
+
+    def stream(self, name: str) -> int:
+        """A stream by label or role; `ActionFailed` naming what exists when unknown."""
+        if name in self.recording.streams:
+            return self.recording.streams[name]
+        known = ", ".join(sorted(self.recording.streams))
+        raise ActionFailed(f"no stream is called {name!r} (known so far: {known})")
+
+    def labelled(self, label: str) -> int:
+        if label in self.promises and label not in self.labels:
+            raise ActionFailed(f"push {label!r} has no push stream yet: `respond` to it first")
+        if label not in self.labels:
+            known = ", ".join(sorted(self.labels)) or "none yet"
+            raise ActionFailed(f"no request or push is labelled {label!r} (known: {known})")
+        return self.labels[label]
+
+    def name_stream(self, label: str, stream_id: int) -> None:
+        if label in self.recording.streams:
+            raise ActionFailed(f"the label {label!r} is already used")
+        self.labels[label] = stream_id
+        self.recording.streams[label] = stream_id
+
+
+def run_scenario(
+    scenario: Scenario,
+    actions: list[Action],
+    overrides: dict[str, dict[str, Any]] | None = None,
+    on_action: Callable[[Action, Exception], Exception] | None = None,
+) -> Recording:
+    """Record the scenario (with ``overrides`` per side applied to its settings)."""
+    overrides = overrides or {}
+    client = scenario.client.with_overrides(overrides.get("client", {}))
+    server = scenario.server.with_overrides(overrides.get("server", {}))
+    network = _Network(scenario, client, server)
+    run = _Run(network, Recording(events=network.log.events))
+    for side in ("client", "server"):
+        connection = network.endpoint(side)
+        streams = (
+            connection.control_stream_id,
+            connection.encoder.encoder_stream_id,
+            connection.decoder.decoder_stream_id,
+        )
+        for role, stream_id in zip(ROLES, streams, strict=True):
+            assert stream_id is not None
+            run.recording.streams[f"{side} {role} stream"] = stream_id
+    if scenario.exchange_settings_first or scenario.transport == "quic":
+        network.deliver()
+    for action in actions:
+        start = len(network.log.events)
+        if action.id is not None:
+            run.recording.action_ids[action.id] = action.index
+        try:
+            RUNNERS[action.do](run, action)
+            if action.deliver:
+                network.deliver()
+        except (ActionFailed, H3UsageError, ValueError, KeyError) as error:
+            if on_action is None:
+                raise
+            raise on_action(action, error) from None
+        run.recording.action_ranges.append((start, len(network.log.events)))
+    return run.recording
+
+
+# -- the actions -------------------------------------------------------------------------
+
+
+def _headers(pairs: list[tuple[str, str]]) -> list[Header]:
+    return [(name.encode(), value.encode()) for name, value in pairs]
+
+
+def _request_fields(action: Action) -> list[Header]:
+    pseudo = [
+        (":method", action.get("method")),
+        (":scheme", action.get("scheme")),
+        (":authority", action.get("authority")),
+        (":path", action.get("path")),
+    ]
+    return _headers(pseudo + list(action.get("headers")))
+
+
+def _send_content(
+    connection: H3Connection, stream_id: int, action: Action, unchecked: bool = False
+) -> None:
+    """DATA frames, then the trailers, then the end of the stream (as the action says)."""
+    body = action.get("body") or []
+    trailers = action.get("trailers")
+    end = action.get("end")
+    for index, chunk in enumerate(body):
+        last = index == len(body) - 1
+        connection.send_data(stream_id, chunk.encode(), end_stream=end and last and not trailers)
+    if trailers is not None:
+        send = connection.send_headers_unchecked if unchecked else connection.send_headers
+        send(stream_id, _headers(trailers), end_stream=end)
+    elif end and not body:
+        connection.end_stream(stream_id)
+
+
+def _request(run: _Run, action: Action) -> None:
+    client = run.network.client
+    headers = _request_fields(action)
+    body, trailers = action.get("body"), action.get("trailers")
+    ends_now = action.get("end") and not body and trailers is None
+    if action.get("unchecked"):
+        stream_id = client.send_request_unchecked(headers, end_stream=ends_now)
+    else:
+        stream_id = client.send_request(headers, end_stream=ends_now)
+    run.name_stream(action.get("label"), stream_id)
+    if not ends_now:
+        _send_content(client, stream_id, action, action.get("unchecked"))
+
+
+def _respond(run: _Run, action: Action) -> None:
+    server = run.network.server
+    target = action.get("to")
+    if target in run.promises and target not in run.labels:
+        push_id = run.recording.push_ids[target]
+        run.name_stream(target, server.create_push_stream(push_id))
+    stream_id = run.labelled(target)
+    unchecked = action.get("unchecked")
+    send = server.send_headers_unchecked if unchecked else server.send_headers
+    for status, headers in action.get("interim"):
+        send(stream_id, [(b":status", str(status).encode()), *_headers(headers)])
+    final = [(b":status", str(action.get("status")).encode()), *_headers(action.get("headers"))]
+    body, trailers = action.get("body"), action.get("trailers")
+    ends_now = action.get("end") and not body and trailers is None
+    send(stream_id, final, end_stream=ends_now)
+    if not ends_now:
+        _send_content(server, stream_id, action, unchecked)
+
+
+def _data(run: _Run, action: Action) -> None:
+    connection = run.network.endpoint(action.get("from"))
+    stream_id = run.labelled(action.get("on"))
+    chunks = action.get("body")
+    for index, chunk in enumerate(chunks):
+        last = index == len(chunks) - 1
+        connection.send_data(stream_id, chunk.encode(), end_stream=action.get("end") and last)
+
+
+def _trailers(run: _Run, action: Action) -> None:
+    connection = run.network.endpoint(action.get("from"))
+    stream_id = run.labelled(action.get("on"))
+    connection.send_headers(stream_id, _headers(action.get("headers")), end_stream=True)
+
+
+def _end(run: _Run, action: Action) -> None:
+    run.network.endpoint(action.get("from")).end_stream(run.labelled(action.get("on")))
+
+
+def _max_push_id(run: _Run, action: Action) -> None:
+    run.network.client.send_max_push_id(action.get("push_id"))
+
+
+def _push(run: _Run, action: Action) -> None:
+    label = action.get("label")
+    if label in run.recording.streams or label in run.promises:
+        raise ActionFailed(f"the label {label!r} is already used", "label")
+    stream_id = run.labelled(action.get("on"))
+    push_id = run.network.server.send_push_promise(stream_id, _request_fields(action))
+    run.promises[label] = action.get("on")
+    run.recording.push_ids[label] = push_id
+
+
+def _cancel_push(run: _Run, action: Action) -> None:
+    label = action.get("push")
+    if label not in run.recording.push_ids:
+        raise ActionFailed(f"no push is labelled {label!r}", "push")
+    run.network.endpoint(action.get("from")).cancel_push(run.recording.push_ids[label])
+
+
+def error_code(name: str) -> int:
+    """An error code by its registered name (RFC 9114 §8.1, RFC 9204 §6)."""
+    for registry in (ErrorCode, QpackErrorCode):
+        if name in registry.__members__:
+            return int(registry[name])
+    known = [*ErrorCode.__members__, *QpackErrorCode.__members__]
+    raise ActionFailed(f"unknown error code {name!r} (known: {', '.join(known)})", "code")
+
+
+def _reset(run: _Run, action: Action) -> None:
+    connection = run.network.endpoint(action.get("from"))
+    connection.reset_stream(run.labelled(action.get("on")), error_code(action.get("code")))
+
+
+def _goaway(run: _Run, action: Action) -> None:
+    run.network.endpoint(action.get("from")).send_goaway(action.get("identifier"))
+
+
+def _close(run: _Run, action: Action) -> None:
+    connection = run.network.endpoint(action.get("from"))
+    connection.close(error_code(action.get("code")), action.get("reason"))
+
+
+def _sender_of(action: Action, stream_id: int) -> str:
+    """Whose bytes: ``from``, else the stream's opener (RFC 9000 §2.1: bit 0x1 is the server)."""
+    side: str | None = action.get("from")
+    if side is not None:
+        return side
+    return "server" if stream_id & 0x1 else "client"
+
+
+def _hold(run: _Run, action: Action) -> None:
+    stream_id = run.stream(action.get("stream"))
+    sender = _sender_of(action, stream_id)
+    run.network.pair().hold(sender, stream_id)
+    run.held.add((sender, stream_id))
+
+
+def _release(run: _Run, action: Action) -> None:
+    stream_id = run.stream(action.get("stream"))
+    sender = _sender_of(action, stream_id)
+    if (sender, stream_id) not in run.held:
+        raise ActionFailed(f"stream {action.get('stream')!r} is not held", "stream")
+    run.held.discard((sender, stream_id))
+    run.network.pair().release(sender, stream_id)
+
+
+def _wait(run: _Run, action: Action) -> None:
+    run.network.wait(action.get("ms"))
+
+
+OPENABLE = {
+    "control": StreamType.CONTROL,
+    "push": StreamType.PUSH,
+    "qpack_encoder": StreamType.QPACK_ENCODER,
+    "qpack_decoder": StreamType.QPACK_DECODER,
+}
+
+
+def _violate(run: _Run, action: Action) -> None:
+    side = action.get("from")
+    connection = run.network.endpoint(side)
+    rule = action.get("rule")
+    what = [key for key in ("frame", "instruction", "raw", "open") if key in action.values]
+    fin = action.get("fin")
+    if len(what) > 1 or (not what and not fin):
+        raise ActionFailed(
+            "say what to send with exactly one of 'frame', 'instruction', 'raw', 'open'"
+            " (or 'fin = true' alone)"
+        )
+    if what == ["open"]:
+        if "on" in action.values:
+            raise ActionFailed("'open' makes a new stream: leave out 'on'", "on")
+        kind = action.get("open")
+        stream_type = OPENABLE.get(kind) if not kind.isdigit() else int(kind)
+        if stream_type is None:
+            raise ActionFailed(f"'open' takes {', '.join(OPENABLE)} or a number", "open")
+        push_id = action.get("push_id") if stream_type == StreamType.PUSH else None
+        if stream_type == StreamType.PUSH and push_id is None:
+            raise ActionFailed("a push stream needs 'push_id'", "push_id")
+        connection.open_stream_deliberately(StreamHeader(stream_type, push_id))
+        return
+    if "on" not in action.values:
+        raise ActionFailed("'on' is missing: which stream to send it on", "on")
+    stream_id = run.stream(action.get("on"))
+    table: Table | None = action.values.get("frame") or action.values.get("instruction")
+    if what == ["frame"]:
+        assert table is not None
+        unit = frame_unit(table, connection, stream_id, rule)
+    elif what == ["instruction"]:
+        assert table is not None
+        unit = instruction_unit(table, stream_id, rule)
+    elif what == ["raw"]:
+        unit = raw_unit(parse_hex_text(action.get("raw")), rule)
+    else:
+        unit = raw_unit(b"", rule)
+    connection.send_deliberately(stream_id, unit, end_stream=fin)
+
+
+def parse_hex_text(text: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise ActionFailed(f'{text!r} is not hex bytes like "00 04 00"', "raw") from None
+
+
+RUNNERS: dict[str, Callable[[_Run, Action], None]] = {
+    "request": _request,
+    "respond": _respond,
+    "data": _data,
+    "trailers": _trailers,
+    "end": _end,
+    "max_push_id": _max_push_id,
+    "push": _push,
+    "cancel_push": _cancel_push,
+    "reset": _reset,
+    "goaway": _goaway,
+    "close": _close,
+    "hold": _hold,
+    "release": _release,
+    "wait": _wait,
+    "violate": _violate,
+}

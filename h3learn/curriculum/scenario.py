@@ -1,0 +1,460 @@
+"""A lesson's scenario as data: each side's settings and the actions, checked key by key.
+
+The scenario is what the project records into the lesson's trace (runner.py carries it
+out). Its ``[scenario]`` table chooses the transport and each side's settings; its
+``[[action]]`` tables are the script, in order. Every action has a ``do`` saying what it
+is; `ACTIONS` lists, for each, the keys it takes with their types and defaults, and a
+sentence for docs/lessons.md. The action vocabulary follows the sans-IO API of
+`h3learn.h3.connection.H3Connection` and the controls of `h3learn.transport.memory.MemoryPair`:
+
+    request       client.send_request (plus DATA and trailers when given)   RFC 9114 §4.1
+    respond       server: interim responses, send_headers, send_data, trailers
+    data          send_data on a request or push stream
+    trailers      send_headers after the content, ending the stream          RFC 9114 §4.1
+    end           end_stream: a stream's FIN with no more frames
+    max_push_id   client.send_max_push_id                                   RFC 9114 §7.2.7
+    push          server.send_push_promise on a request stream              RFC 9114 §4.6
+    cancel_push   cancel_push, either side                                  RFC 9114 §7.2.3
+    reset         reset_stream: cancel a request or a push                  RFC 9114 §4.1.1
+    goaway        send_goaway, either side                                  RFC 9114 §5.2
+    close         close the connection with a code                          RFC 9114 §5.3
+    hold          MemoryPair.hold: keep back one stream's bytes
+    release       MemoryPair.release: deliver them now (after what overtook them)
+    wait          move the virtual clock on
+    violate       break a rule on purpose (violations.py)                   RFC 9114 §8
+
+After each action the transport delivers everything in flight (unless ``deliver = false``),
+so the next action sees the peer's reaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3learn.curriculum.source import Path_, Table
+from h3learn.h3.settings import Settings
+
+SIDES = ("client", "server")
+TRANSPORTS = ("memory", "quic")
+
+#: The settings keys of ``[scenario.client]`` / ``[scenario.server]``: name -> (type, default,
+#: what it is). The first five are SETTINGS the side announces (RFC 9114 §7.2.4.1, RFC 9204
+#: §5); the others steer its QPACK encoder.
+SETTING_KEYS: dict[str, tuple[type, Any, str]] = {
+    "qpack_max_table_capacity": (
+        int,
+        0,
+        "SETTINGS_QPACK_MAX_TABLE_CAPACITY this side announces: the dynamic table its decoder"
+        " allows (RFC 9204 §5)",
+    ),
+    "qpack_blocked_streams": (
+        int,
+        0,
+        "SETTINGS_QPACK_BLOCKED_STREAMS: how many streams its decoder lets wait (RFC 9204 §5)",
+    ),
+    "max_field_section_size": (
+        int,
+        None,
+        "SETTINGS_MAX_FIELD_SECTION_SIZE (RFC 9114 §4.2.2); absent: unlimited",
+    ),
+    "enable_connect_protocol": (bool, False, "SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 9220 §3)"),
+    "h3_datagram": (bool, False, "SETTINGS_H3_DATAGRAM (RFC 9297 §2.1.1)"),
+    "extra_settings": (
+        list,
+        [],
+        "more [identifier, value] pairs sent as they are: reserved (GREASE) ones, unknown"
+        " ones, or an HTTP/2 one to cause H3_SETTINGS_ERROR (RFC 9114 §7.2.4.1)",
+    ),
+    "huffman": (
+        bool,
+        True,
+        "whether this side's QPACK encoder Huffman-codes strings when shorter (RFC 9204 §4.1.2)",
+    ),
+    "encoder_table_capacity": (
+        int,
+        None,
+        "the dynamic table capacity this side's encoder chooses, at most the peer's maximum"
+        " (RFC 9204 §3.2.3); absent: the peer's maximum",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SideSettings:
+    """One side's configuration: what it announces and how its QPACK encoder behaves."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key, SETTING_KEYS[key][1])
+
+    def settings(self) -> Settings:
+        """The `Settings` this side announces in its SETTINGS frame."""
+        return Settings(
+            qpack_max_table_capacity=self.get("qpack_max_table_capacity"),
+            max_field_section_size=self.get("max_field_section_size"),
+            qpack_blocked_streams=self.get("qpack_blocked_streams"),
+            enable_connect_protocol=self.get("enable_connect_protocol"),
+            h3_datagram=self.get("h3_datagram"),
+            ignored=tuple((pair[0], pair[1]) for pair in self.get("extra_settings")),
+        )
+
+    def with_overrides(self, overrides: dict[str, Any]) -> SideSettings:
+        return SideSettings(self.values | overrides)
+
+
+def check_setting(key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be setting ``key`` (None when it can)."""
+    if key not in SETTING_KEYS:
+        return f"unknown setting (known: {', '.join(SETTING_KEYS)})"
+    kind = SETTING_KEYS[key][0]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        return f"must be {'true or false' if kind is bool else kind.__name__}, not {value!r}"
+    if isinstance(value, int) and value < 0:
+        return f"must not be negative, not {value}"
+    if isinstance(value, list):
+        for pair in value:
+            good = isinstance(pair, list) and len(pair) == 2
+            if not good or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair):
+                return f"items are [identifier, value] pairs of integers, not {pair!r}"
+    return None
+
+
+def read_side(table: Table | None) -> SideSettings:
+    if table is None:
+        return SideSettings()
+    values: dict[str, Any] = {}
+    for key in table.data:
+        problem = check_setting(key, table.data[key])
+        if problem is not None:
+            raise table.error(key, problem)
+        values[key] = table.raw(key)
+    return SideSettings(values)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    transport: str = "memory"
+    #: Let SETTINGS and the QPACK stream types reach each side before the first action.
+    exchange_settings_first: bool = True
+    client: SideSettings = field(default_factory=SideSettings)
+    server: SideSettings = field(default_factory=SideSettings)
+
+    def side(self, name: str) -> SideSettings:
+        return self.client if name == "client" else self.server
+
+
+def read_scenario(table: Table | None) -> Scenario:
+    if table is None:
+        return Scenario()
+    transport = table.text("transport", "memory")
+    if transport not in TRANSPORTS:
+        raise table.error("transport", f"must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+    scenario = Scenario(
+        transport=transport,
+        exchange_settings_first=table.flag("exchange_settings_first", True),
+        client=read_side(table.table("client")),
+        server=read_side(table.table("server")),
+    )
+    table.finish()
+    return scenario
+
+
+# -- actions -----------------------------------------------------------------------------
+
+#: Kinds of value an action key takes (checked by `read_action`):
+#:   text, integer, flag: a TOML string, integer, boolean
+#:   side: "client" or "server"
+#:   headers: a list of [name, value] pairs of strings, in order
+#:   body: a string, or a list of strings (one DATA frame each)
+#:   interim: a list of tables {status = 103, headers = [...]}
+#:   unit: a table (a frame or instruction description, see violations.py)
+KINDS = ("text", "integer", "flag", "side", "headers", "body", "interim", "unit")
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    kind: str
+    default: Any = None
+    required: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    doc: str
+    keys: dict[str, Key]
+
+
+#: Keys every action takes.
+COMMON_KEYS: dict[str, Key] = {
+    "do": Key("text", required=True, doc="which action (the names below)"),
+    "id": Key("text", doc="a name for the action, for selectors' `during`"),
+    "deliver": Key(
+        "flag",
+        True,
+        doc="let the transport deliver everything in flight afterwards (false: keep it queued"
+        " and send it together with the next action's bytes)",
+    ),
+}
+
+_REQUEST_FIELDS = {
+    "method": Key("text", "GET", doc=":method"),
+    "scheme": Key("text", "https", doc=":scheme"),
+    "authority": Key("text", "www.example.org", doc=":authority"),
+    "path": Key("text", "/", doc=":path"),
+    "headers": Key("headers", [], doc="more fields after the pseudo-header fields"),
+}
+
+ACTIONS: dict[str, ActionSpec] = {
+    "request": ActionSpec(
+        "The client opens the next request stream and sends a request (RFC 9114 §4.1).",
+        {
+            "label": Key("text", required=True, doc="a name for this request's stream"),
+            **_REQUEST_FIELDS,
+            "body": Key("body", doc="content: DATA frames after the HEADERS"),
+            "trailers": Key("headers", doc="a trailer section after the content"),
+            "end": Key("flag", True, doc="end the stream after what is sent (false: keep it open)"),
+            "unchecked": Key(
+                "flag",
+                False,
+                doc="send the fields exactly as written, even when that makes the request"
+                " malformed (RFC 9114 §4.1.2): teaching errors",
+            ),
+        },
+    ),
+    "respond": ActionSpec(
+        "The server answers a request, or fulfils a promised push on its push stream.",
+        {
+            "to": Key("text", required=True, doc="the request's (or the push's) label"),
+            "interim": Key(
+                "interim", [], doc="informational (1xx) responses first (RFC 9114 §4.1)"
+            ),
+            "status": Key("integer", 200, doc=":status of the final response"),
+            "headers": Key("headers", [], doc="more fields after :status"),
+            "body": Key("body", doc="content: DATA frames"),
+            "trailers": Key("headers", doc="a trailer section after the content"),
+            "end": Key("flag", True, doc="end the stream after what is sent"),
+            "unchecked": Key("flag", False, doc="send the fields exactly as written"),
+        },
+    ),
+    "data": ActionSpec(
+        "One side sends content on an open request or push stream (RFC 9114 §7.2.1).",
+        {
+            "from": Key("side", required=True, doc="who sends"),
+            "on": Key("text", required=True, doc="the request's or push's label"),
+            "body": Key("body", required=True, doc="the content, one DATA frame per string"),
+            "end": Key("flag", False, doc="end the stream after it"),
+        },
+    ),
+    "trailers": ActionSpec(
+        "One side sends a trailer section and ends the stream (RFC 9114 §4.1).",
+        {
+            "from": Key("side", required=True, doc="who sends"),
+            "on": Key("text", required=True, doc="the request's or push's label"),
+            "headers": Key("headers", required=True, doc="the trailer fields"),
+        },
+    ),
+    "end": ActionSpec(
+        "One side ends its half of a request or push stream with no more frames.",
+        {
+            "from": Key("side", required=True, doc="who ends it"),
+            "on": Key("text", required=True, doc="the request's or push's label"),
+        },
+    ),
+    "max_push_id": ActionSpec(
+        "The client allows server push up to a push ID: MAX_PUSH_ID (RFC 9114 §7.2.7).",
+        {"push_id": Key("integer", required=True, doc="the largest push ID allowed")},
+    ),
+    "push": ActionSpec(
+        "The server promises a push on a request stream: PUSH_PROMISE (RFC 9114 §4.6); a"
+        " later `respond` to the push's label opens its push stream and sends the response.",
+        {
+            "on": Key("text", required=True, doc="the label of the request it belongs to"),
+            "label": Key("text", required=True, doc="a name for this push"),
+            **_REQUEST_FIELDS,
+        },
+    ),
+    "cancel_push": ActionSpec(
+        "Either side cancels a push: CANCEL_PUSH on its control stream (RFC 9114 §7.2.3).",
+        {
+            "from": Key("side", required=True, doc="who cancels"),
+            "push": Key("text", required=True, doc="the push's label"),
+        },
+    ),
+    "reset": ActionSpec(
+        "One side cancels a request or push stream: RESET_STREAM and STOP_SENDING with a code"
+        " (RFC 9114 §4.1.1).",
+        {
+            "from": Key("side", required=True, doc="who cancels"),
+            "on": Key("text", required=True, doc="the request's or push's label"),
+            "code": Key("text", "H3_REQUEST_CANCELLED", doc="an error code name (RFC 9114 §8.1)"),
+        },
+    ),
+    "goaway": ActionSpec(
+        "One side starts a graceful shutdown: GOAWAY (RFC 9114 §5.2).",
+        {
+            "from": Key("side", required=True, doc="who sends it"),
+            "identifier": Key(
+                "integer",
+                doc="a stream ID (server) or push ID (client); absent: the next one unprocessed",
+            ),
+        },
+    ),
+    "close": ActionSpec(
+        "One side closes the connection (RFC 9114 §5.3).",
+        {
+            "from": Key("side", required=True, doc="who closes"),
+            "code": Key("text", "H3_NO_ERROR", doc="an error code name (RFC 9114 §8.1)"),
+            "reason": Key("text", "", doc="the reason phrase"),
+        },
+    ),
+    "hold": ActionSpec(
+        "Keep back everything one side writes on one stream until `release` (memory"
+        " transport): the way to let other streams overtake it, e.g. the QPACK encoder stream.",
+        {
+            "stream": Key("text", required=True, doc="a stream role or label (see selectors)"),
+            "from": Key(
+                "side",
+                doc="whose bytes (needed for a request stream, which both sides write on);"
+                " absent: the stream's opener",
+            ),
+        },
+    ),
+    "release": ActionSpec(
+        "Deliver what was held on a stream, in order, and stop holding it.",
+        {
+            "stream": Key("text", required=True, doc="the same stream as the `hold`"),
+            "from": Key("side", doc="the same as the `hold`"),
+        },
+    ),
+    "wait": ActionSpec(
+        "Move the virtual clock on (every event is stamped with it).",
+        {"ms": Key("integer", required=True, doc="milliseconds")},
+    ),
+    "violate": ActionSpec(
+        "One side breaks a rule on purpose, so that the peer's reaction can be watched"
+        " (RFC 9114 §8, RFC 9204 §6). Exactly one of `frame`, `instruction`, `raw`, `fin`"
+        " or `open` says what it sends.",
+        {
+            "from": Key("side", required=True, doc="who misbehaves"),
+            "on": Key("text", doc="the stream: a role or label (not with `open`)"),
+            "frame": Key("unit", doc="an HTTP/3 frame, sent on any stream (see below)"),
+            "instruction": Key("unit", doc="a QPACK encoder or decoder instruction"),
+            "raw": Key("text", doc="bytes in hex (spaces allowed), sent as they are"),
+            "fin": Key("flag", False, doc="end the stream (a critical stream, for example)"),
+            "open": Key(
+                "text",
+                doc="open a new unidirectional stream of this type (control,"
+                " push, qpack_encoder, qpack_decoder, or a number)",
+            ),
+            "push_id": Key("integer", doc='with open = "push": the push stream\'s push ID'),
+            "rule": Key("text", required=True, doc="the rule broken, in words, with its section"),
+        },
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One ``[[action]]``: its kind, its checked values, and where it is written."""
+
+    do: str
+    values: dict[str, Any]
+    path: Path_
+    index: int
+    id: str | None = None
+    deliver: bool = True
+
+    def get(self, key: str) -> Any:
+        if key in self.values:
+            return self.values[key]
+        return ACTIONS[self.do].keys[key].default
+
+
+def read_action(table: Table, index: int) -> Action:
+    do = table.required_text("do")
+    if do not in ACTIONS:
+        raise table.error("do", f"unknown action {do!r} (known: {', '.join(ACTIONS)})")
+    spec = ACTIONS[do]
+    values: dict[str, Any] = {}
+    for key, rule in spec.keys.items():
+        if key in table.data:
+            values[key] = _read_value(table, key, rule.kind)
+        elif rule.required:
+            raise table.error(None, f"{do}: {key!r} is missing ({rule.doc})")
+    action = Action(
+        do=do,
+        values=values,
+        path=table.path,
+        index=index,
+        id=table.text("id"),
+        deliver=table.flag("deliver", True),
+    )
+    table.finish()
+    return action
+
+
+def _read_value(table: Table, key: str, kind: str) -> Any:
+    if kind == "text":
+        return table.text(key)
+    if kind == "integer":
+        value = table.integer(key)
+        if value < 0:
+            raise table.error(key, f"must not be negative, not {value}")
+        return value
+    if kind == "flag":
+        return table.flag(key, False)
+    if kind == "side":
+        side = table.text(key)
+        if side not in SIDES:
+            raise table.error(key, f'must be "client" or "server", not {side!r}')
+        return side
+    if kind == "headers":
+        return read_headers(table, key)
+    if kind == "body":
+        value = table.raw(key)
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise table.error(key, "must be a string, or a list of strings (one DATA frame each)")
+    if kind == "interim":
+        return _read_interim(table, key)
+    assert kind == "unit"
+    unit = table.table(key)
+    assert unit is not None
+    return unit
+    # (violations.py reads the unit's own keys, so that its errors name them too.)
+
+
+def read_headers(table: Table, key: str) -> list[tuple[str, str]]:
+    value = table.raw(key)
+    problem = 'must be a list of [name, value] pairs of strings, like [["accept", "*/*"]]'
+    if not isinstance(value, list):
+        raise table.error(key, problem)
+    pairs: list[tuple[str, str]] = []
+    for index, pair in enumerate(value):
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+        ):
+            raise table.document.error((*table.path, key, index), f"item {index + 1} {problem}")
+        pairs.append((pair[0], pair[1]))
+    return pairs
+
+
+def _read_interim(table: Table, key: str) -> list[tuple[int, list[tuple[str, str]]]]:
+    value = table.raw(key)
+    if not isinstance(value, list):
+        raise table.error(key, "must be a list of tables like {status = 103, headers = [...]}")
+    out = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise table.error(key, f"item {index + 1} must be a table {{status = 1xx, ...}}")
+        child = table.child(key, {}).child(index, item)
+        status = child.integer("status", required=True)
+        headers = read_headers(child, "headers") if child.has("headers") else []
+        child.finish()
+        out.append((status, headers))
+    return out
