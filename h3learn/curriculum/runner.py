@@ -60,35 +60,44 @@ class Recording:
 
 
 class _Network:
-    """The two endpoints and what carries bytes between them (memory or QUIC)."""
+    """The two endpoints and what carries bytes between them (memory or QUIC).
 
-    def __init__(self, scenario: Scenario, client: SideSettings, server: SideSettings) -> None:
+    Every connection of a lesson records into one log with one virtual clock, so a lesson
+    in several parts (``new_connection``) is still one trace in one order.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        client: SideSettings,
+        server: SideSettings,
+        log: EventLog,
+        clock: VirtualClock,
+    ) -> None:
         self.transport = scenario.transport
+        self.clock = clock
+        self.log = log
         self.memory: MemoryPair | None = None
         self.quic: QuicMemoryPair | None = None
         if scenario.transport == "memory":
             self.memory = MemoryPair.create(
-                client_settings=client.settings(), server_settings=server.settings()
+                client_settings=client.settings(), server_settings=server.settings(), log=log
             )
-            self.log = self.memory.log
             self.client, self.server = self.memory.client, self.memory.server
         else:
-            clock = VirtualClock()
-            self.log = EventLog(clock=clock)
             self.client = H3Connection(
-                is_client=True, settings=client.settings(), recorder=self.log.for_endpoint("client")
+                is_client=True, settings=client.settings(), recorder=log.for_endpoint("client")
             )
             self.server = H3Connection(
-                is_client=False,
-                settings=server.settings(),
-                recorder=self.log.for_endpoint("server"),
+                is_client=False, settings=server.settings(), recorder=log.for_endpoint("server")
             )
             self.quic = QuicMemoryPair.create(
-                client=self.client, server=self.server, log=self.log, clock=clock
+                client=self.client, server=self.server, log=log, clock=clock
             )
         for connection, side in ((self.client, client), (self.server, server)):
             connection.encoder.huffman = side.get("huffman")
             connection.encoder.preferred_capacity = side.get("encoder_table_capacity")
+            connection.encoder.base_choice = side.get("encoder_base")
 
     def endpoint(self, name: str) -> H3Connection:
         return self.client if name == "client" else self.server
@@ -101,11 +110,10 @@ class _Network:
             self.quic.pump()
 
     def wait(self, milliseconds: int) -> None:
-        if self.memory is not None:
-            self.memory.advance(milliseconds)
-        else:
-            assert self.quic is not None
+        if self.quic is not None:
             self.quic.advance(milliseconds / 1000)
+        else:
+            self.clock.seconds += milliseconds / 1000
 
     def pair(self) -> MemoryPair:
         if self.memory is None:
@@ -122,6 +130,8 @@ class _Run:
     #: push label -> the request label it was promised on.
     promises: dict[str, str] = field(default_factory=dict)
     held: set[tuple[str, int]] = field(default_factory=set)
+    #: Makes the next connection (for ``new_connection``).
+    connect: Callable[[], _Network] | None = None
 
     def stream(self, name: str) -> int:
         """A stream by label or role; `ActionFailed` naming what exists when unknown."""
@@ -155,10 +165,33 @@ def run_scenario(
     overrides = overrides or {}
     client = scenario.client.with_overrides(overrides.get("client", {}))
     server = scenario.server.with_overrides(overrides.get("server", {}))
-    network = _Network(scenario, client, server)
-    run = _Run(network, Recording(events=network.log.events))
+    clock = VirtualClock()
+    log = EventLog(clock=clock)
+    run = _Run(_Network(scenario, client, server, log, clock), Recording(events=log.events))
+    run.connect = lambda: _Network(scenario, client, server, log, clock)
+    _name_roles(run)
+    if scenario.exchange_settings_first or scenario.transport == "quic":
+        run.network.deliver()
+    for action in actions:
+        start = len(log.events)
+        if action.id is not None:
+            run.recording.action_ids[action.id] = action.index
+        try:
+            RUNNERS[action.do](run, action)
+            if action.deliver:
+                run.network.deliver()
+        except (ActionFailed, H3UsageError, ValueError, KeyError) as error:
+            if on_action is None:
+                raise
+            raise on_action(action, error) from None
+        run.recording.action_ranges.append((start, len(log.events)))
+    return run.recording
+
+
+def _name_roles(run: _Run) -> None:
+    """Point the role names at the current connection's streams."""
     for side in ("client", "server"):
-        connection = network.endpoint(side)
+        connection = run.network.endpoint(side)
         streams = (
             connection.control_stream_id,
             connection.encoder.encoder_stream_id,
@@ -167,25 +200,30 @@ def run_scenario(
         for role, stream_id in zip(ROLES, streams, strict=True):
             assert stream_id is not None
             run.recording.streams[f"{side} {role} stream"] = stream_id
-    if scenario.exchange_settings_first or scenario.transport == "quic":
-        network.deliver()
-    for action in actions:
-        start = len(network.log.events)
-        if action.id is not None:
-            run.recording.action_ids[action.id] = action.index
-        try:
-            RUNNERS[action.do](run, action)
-            if action.deliver:
-                network.deliver()
-        except (ActionFailed, H3UsageError, ValueError, KeyError) as error:
-            if on_action is None:
-                raise
-            raise on_action(action, error) from None
-        run.recording.action_ranges.append((start, len(network.log.events)))
-    return run.recording
 
 
 # -- the actions -------------------------------------------------------------------------
+
+
+def _new_connection(run: _Run, action: Action) -> None:
+    """A lesson in parts: a fresh connection, recorded after the last one in the same trace."""
+    title = action.get("title")
+    for side in ("client", "server"):
+        run.network.log.for_endpoint(side).record(
+            category="transport",
+            name="connection_started",
+            stream_id=None,
+            data={"title": title},
+            rfc=("9114#3.2",),
+            summary=f"{side}: a new connection begins: {title}",
+        )
+    assert run.connect is not None
+    run.network = run.connect()
+    run.labels.clear()
+    run.promises.clear()
+    run.held.clear()
+    _name_roles(run)
+    run.network.deliver()
 
 
 def _headers(pairs: list[tuple[str, str]]) -> list[Header]:
@@ -414,4 +452,5 @@ RUNNERS: dict[str, Callable[[_Run, Action], None]] = {
     "release": _release,
     "wait": _wait,
     "violate": _violate,
+    "new_connection": _new_connection,
 }

@@ -22,6 +22,7 @@ sentence for docs/lessons.md. The action vocabulary follows the sans-IO API of
     release       MemoryPair.release: deliver them now (after what overtook them)
     wait          move the virtual clock on
     violate       break a rule on purpose (violations.py)                   RFC 9114 §8
+    new_connection  start again on a fresh connection (a lesson in parts)
 
 After each action the transport delivers everything in flight (unless ``deliver = false``),
 so the next action sees the peer's reaction.
@@ -71,6 +72,13 @@ SETTING_KEYS: dict[str, tuple[type, Any, str]] = {
         True,
         "whether this side's QPACK encoder Huffman-codes strings when shorter (RFC 9204 §4.1.2)",
     ),
+    "encoder_base": (
+        str,
+        "shortest",
+        'how this side\'s QPACK encoder picks the Base (RFC 9204 §4.5.1.2): "shortest" (the'
+        ' shortest section) or "before_inserts" (the insert count before the section\'s own'
+        " inserts, so that those are referenced with post-base indexes, §3.2.6)",
+    ),
     "encoder_table_capacity": (
         int,
         None,
@@ -113,6 +121,8 @@ def check_setting(key: str, value: Any) -> str | None:
         return f"must be {'true or false' if kind is bool else kind.__name__}, not {value!r}"
     if isinstance(value, int) and value < 0:
         return f"must not be negative, not {value}"
+    if key == "encoder_base" and value not in ("shortest", "before_inserts"):
+        return f'must be "shortest" or "before_inserts", not {value!r}'
     if isinstance(value, list):
         for pair in value:
             good = isinstance(pair, list) and len(pair) == 2
@@ -352,6 +362,13 @@ ACTIONS: dict[str, ActionSpec] = {
             "push_id": Key("integer", doc='with open = "push": the push stream\'s push ID'),
             "rule": Key("text", required=True, doc="the rule broken, in words, with its section"),
         },
+    ),
+    "new_connection": ActionSpec(
+        "End this part of the lesson and start a fresh connection with the same settings"
+        " (SETTINGS exchanged again), recorded after the last one in the same trace: a lesson"
+        " can show several connection errors. Labels start afresh; roles name the new"
+        " connection's streams.",
+        {"title": Key("text", required=True, doc="what the new part shows")},
     ),
 }
 

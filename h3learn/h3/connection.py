@@ -1468,7 +1468,7 @@ class H3Connection:
         self._check_open()
         self._actions.append(SendStreamData(stream_id, unit.raw, end_stream=end_stream))
         if self.recorder.enabled:
-            fin = " and ends the stream" if end_stream else ""
+            fin = " and ends the stream" if end_stream and unit.raw else ""
             self.recorder.record(
                 category=unit.category,
                 name=unit.name,

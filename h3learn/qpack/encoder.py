@@ -35,7 +35,8 @@ How it decides (the strategy, in the order `encode` tries things for each field 
    and carry the N bit so that intermediaries keep them out of theirs too.
 2. An exact match in the static table is referenced (one or two bytes, never blocks).
 3. An exact match in the dynamic table is referenced if the reference is allowed: the entry
-   is acknowledged, or this section may block. If the entry lies in the *draining* region
+   is acknowledged, or this section may block. If it is not allowed, the field is sent as a
+   literal and not inserted a second time. If the entry lies in the *draining* region
    (the oldest entries, the next to be evicted; §2.1.1.1) and there is room, it is first
    copied to the front with Duplicate (§4.3.4), so that often used entries survive the
    first-in, first-out table instead of falling out and being sent again in full.
@@ -53,7 +54,9 @@ How it decides (the strategy, in the order `encode` tries things for each field 
    of its own with an empty value, so that its later literals can refer to it.
 
 Then the prefix (§4.5.1): the Required Insert Count follows from the references; the Base is
-the value, among those worth trying, that makes the section shortest (§4.5.1.2). Every
+the value, among those worth trying, that makes the section shortest (§4.5.1.2), or, with
+``base_choice = "before_inserts"``, the insert count before this section's own inserts, as
+the single-pass encoder of Appendix C does (its new entries are then post-base, §3.2.6). Every
 string is Huffman-coded only when that is shorter (§4.1.2).
 
 Every instruction and field section is recorded as an event with its bytes labelled; the
@@ -217,6 +220,9 @@ class Encoder:
         self.max_blocked_streams = 0
         #: RFC 9204 §2.1.4: how many inserts the decoder has acknowledged.
         self.known_received_count = 0
+        #: How the Base is chosen (RFC 9204 §4.5.1.2): "shortest" (the shortest section) or
+        #: "before_inserts" (the insert count before this section's inserts, Appendix C).
+        self.base_choice = "shortest"
         #: ``cookie`` values shorter than this are never indexed (0 turns the rule off).
         self.short_cookie_limit = SHORT_COOKIE_LIMIT
         #: Stream ids of the QUIC streams carrying the instructions, for events only.
@@ -271,6 +277,7 @@ class Encoder:
         it (RFC 9204 Appendix B shows such a choice).
         """
         encoder_stream = bytearray()
+        inserts_before = self.table.insert_count
         may_block = self._may_block(stream_id)
         referenced: set[int] = set()
         plans = []
@@ -288,6 +295,8 @@ class Encoder:
                 self._remember(name, value)
 
         required_insert_count = max(referenced) + 1 if referenced else 0
+        if base is None and self.base_choice == "before_inserts" and required_insert_count:
+            base = inserts_before
         if base is None:
             base = self._choose_base(plans, required_insert_count)
         section = self._serialize_section(stream_id, headers, plans, required_insert_count, base)
@@ -339,6 +348,11 @@ class Encoder:
                 absolute = duplicate
         if absolute is not None and self._may_reference(absolute, may_block):
             return _Plan("indexed", name, value, absolute_index=absolute)
+        if absolute is not None:
+            # In the table but not yet acknowledged, and this section may not block: a
+            # literal this time. Inserting the field again would only fill the table with a
+            # second copy; the first becomes usable once the decoder acknowledges it.
+            return self._literal(name, value, may_block)
 
         if self._worth_inserting(name, value, may_block):
             inserted = self._insert(name, value, referenced, encoder_stream)

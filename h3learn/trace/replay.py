@@ -31,6 +31,8 @@ What each event contributes (docs/events.md lists the events):
     http3 reset_stream            this endpoint abandoned sending on a stream: "reset"
     http3 stop_sending            a stream the endpoint asked the peer to stop sending on
                                   ("stop_sending sent") or was asked to ("... received")
+    transport connection_started  a new connection begins (a lesson in several parts): the
+                                  endpoint starts again from nothing
 
 Derived, beyond what one event says: each entry of an encoder's table is marked
 ``unacknowledged`` while a field section that refers to it awaits acknowledgment (with the
@@ -362,6 +364,13 @@ def _stream(ep: _Endpoint, stream: int) -> dict[str, Any]:
     return ep.streams[stream]
 
 
+def _connection_started(ep: _Endpoint, event: Event) -> None:
+    """A new connection in the same trace: everything this endpoint knew is gone."""
+    fresh = _Endpoint(ep.name)
+    for name in ep.__dataclass_fields__:
+        setattr(ep, name, getattr(fresh, name))
+
+
 DECODER_INSTRUCTIONS = ("section_acknowledgement", "stream_cancellation", "insert_count_increment")
 
 _HANDLERS: dict[tuple[str, str], Callable[[_Endpoint, Event], None]] = {
@@ -382,6 +391,7 @@ _HANDLERS: dict[tuple[str, str], Callable[[_Endpoint, Event], None]] = {
     ("http3", "stream_state_updated"): _http3_stream_state_updated,
     ("http3", "stream_error"): _error,
     ("http3", "connection_error"): _error,
+    ("transport", "connection_started"): _connection_started,
 }
 
 
