@@ -1,4 +1,8 @@
-"""One build step pyproject.toml cannot say: put the browser's Socket.IO client in the wheel.
+"""Build steps pyproject.toml cannot say: the Socket.IO client and the lessons in the wheel.
+
+The lessons (lessons/*.toml and lessons/rfc/*.toml, data at the repository root) are
+copied into the built package as h3learn/curriculum/lessons/, where
+h3learn.curriculum.catalogue.default_lessons_dir looks first.
 
 Everything else about the package is in pyproject.toml. The web UI serves the npm package
 socket.io-client (web/package.json, installed by `npm ci --prefix web`, never committed);
@@ -24,10 +28,13 @@ ROOT = Path(__file__).resolve().parent
 #: Where `npm ci --prefix web` puts the client, and where the wheel carries it.
 CLIENT = ROOT / "web" / "node_modules" / "socket.io-client" / "dist" / "socket.io.min.js"
 PACKAGED = Path("h3learn") / "web" / "static" / "vendor" / "socket.io.min.js"
+#: The lessons and RFC annotations, and where the wheel carries them.
+LESSONS = ROOT / "lessons"
+PACKAGED_LESSONS = Path("h3learn") / "curriculum" / "lessons"
 
 
 class BuildPyWithSocketIO(build_py):
-    """build_py, then the Socket.IO client copied into the built package."""
+    """build_py, then the Socket.IO client and the lessons copied into the built package."""
 
     def run(self) -> None:
         super().run()
@@ -42,6 +49,11 @@ class BuildPyWithSocketIO(build_py):
         target = Path(self.build_lib) / PACKAGED
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CLIENT, target)
+        lessons = Path(self.build_lib) / PACKAGED_LESSONS
+        for source in sorted([*LESSONS.glob("*.toml"), *LESSONS.glob("rfc/*.toml")]):
+            copy = lessons / source.relative_to(LESSONS)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
 
 
 setup(cmdclass={"build_py": BuildPyWithSocketIO})

@@ -13,6 +13,8 @@ Configuration keys (``create_app({...})``):
     UPLOAD_MAX_BYTES    the largest upload accepted (default 16 MiB); also MAX_CONTENT_LENGTH
     SOCKETIO_CLIENT     path of socket.io.min.js (default: web/node_modules, from npm ci)
     MESSAGE_QUEUE, PUBLIC_URL, CLASSROOM_*   classroom mode (h3learn/web/classroom)
+    LESSONS_DIR         the lessons and their RFC annotations (default: those h3learn
+                        carries, h3learn.curriculum.catalogue.default_lessons_dir)
 
 Every response carries a Content-Security-Policy that allows scripts, styles and
 connections from this origin only, and no inline script or style at all; the page inserts
@@ -29,7 +31,8 @@ from flask import Flask, Response, request
 from flask_socketio import SocketIO  # type: ignore[import-untyped]  # no stubs published
 from werkzeug.exceptions import HTTPException
 
-from h3learn.web import api, classroom, pages
+from h3learn.curriculum.catalogue import Curriculum, default_lessons_dir
+from h3learn.web import api, classroom, lessons, pages, rfc_reader
 from h3learn.web.library import TraceLibrary
 
 socketio = SocketIO()
@@ -62,14 +65,20 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         DATA_DIR=str(default_data_dir()),
         UPLOAD_MAX_BYTES=DEFAULT_UPLOAD_MAX_BYTES,
         SOCKETIO_CLIENT=None,
+        LESSONS_DIR=None,
     )
     if config:
         app.config.update(config)
     app.config["MAX_CONTENT_LENGTH"] = app.config["UPLOAD_MAX_BYTES"] + 64 * 1024  # form overhead
     library = TraceLibrary(Path(app.config["DATA_DIR"]), max_bytes=app.config["UPLOAD_MAX_BYTES"])
     app.extensions["h3learn_library"] = library
+    curriculum = Curriculum.open(Path(app.config["LESSONS_DIR"] or default_lessons_dir()))
+    app.extensions["h3learn_curriculum"] = curriculum
+    lessons.install(curriculum, library)
     app.register_blueprint(api.bp)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(lessons.bp)
+    app.register_blueprint(rfc_reader.bp)
     classroom.init_app(app, socketio, library)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_security_headers)

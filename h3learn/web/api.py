@@ -25,6 +25,7 @@ from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, TraceFormatError, trace_document
 from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
 from h3learn.web.present import step_event
+from h3learn.web.rfc_reader import annotate
 from h3learn.web.step_answers import StepAnswers
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -233,12 +234,14 @@ def _step_answer(entry: Entry, trace_id: str, step: int) -> str:
         raise ApiError(400, str(error)) from None
     state = entry.state_after(step)
     changed = state.pop("changed", [])
+    shown = step_event(event, entry.types)
+    annotate(shown["rfc"])
     answer = {
         "trace": trace_id,
         "title": entry.trace.title,
         "step": step,
         "count": count,
-        "event": step_event(event, entry.types),
+        "event": shown,
         "state": state,
         "changed": changed,
     }

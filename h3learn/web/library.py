@@ -27,7 +27,7 @@ import json
 import re
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,6 +169,8 @@ class TraceLibrary:
             self.examples[example.id] = Entry(
                 example.id, "example", trace, description=example.description
             )
+        #: Other traces by id, asked before the saved ones: the lessons (h3learn/web/lessons.py).
+        self.sources: list[Callable[[str], Entry | None]] = []
         self._saved: dict[str, tuple[tuple[int, int], Entry]] = {}
         #: The listing of each saved trace, kept longer than the entries (it is small).
         self._listings: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
@@ -188,6 +190,10 @@ class TraceLibrary:
             raise UnknownTrace(trace_id)
         if trace_id in self.examples:
             return self.examples[trace_id]
+        for source in self.sources:
+            found = source(trace_id)
+            if found is not None:
+                return found
         path = self.path_of(trace_id)
         try:
             stamp = _stamp(path)

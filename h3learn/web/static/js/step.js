@@ -6,10 +6,13 @@ import { Diagram } from "./diagram.js";
 import { clear, getJSON, h } from "./dom.js";
 import { connectLive } from "./live.js";
 import { renderState } from "./state.js";
+import { renderAnnotations } from "./rfc_notes.js";
 import { toggleProjector } from "./theme.js";
 
 const root = document.getElementById("stepper");
 const traceId = root.dataset.trace;
+// Where each step lives: /trace/<id>/step/<n>, or /lesson/<id>/step/<n> on a lesson's page.
+const base = root.dataset.base || `/trace/${encodeURIComponent(traceId)}`;
 const count = Number(root.dataset.count);
 const $ = (id) => document.getElementById(id);
 
@@ -35,9 +38,16 @@ function clamp(step) {
 
 // `by` says who asked for the step: "user" (a button, key, click, jump or play), "load",
 // or "room" (a classroom following its teacher); listeners added with `stepper.onStep`
-// hear it after the step is shown.
+// hear it after the step is shown. A lesson (lesson.js) may stop the learner before a
+// step: "h3learn:beforestep" is cancelable. After each step is drawn, "h3learn:step" says
+// which one it was; another module can move the page with "h3learn:go" ({step}).
 async function go(step, { push = false, by = "user" } = {}) {
   step = clamp(step);
+  const asked = new CustomEvent("h3learn:beforestep", { cancelable: true, detail: { step, current, by } });
+  if (!root.dispatchEvent(asked)) {
+    setPlaying(false);
+    return;
+  }
   wanted = step;
   let answer;
   try {
@@ -54,6 +64,7 @@ async function go(step, { push = false, by = "user" } = {}) {
   render(answer);
   setAddress(step, answer.title, push);
   for (const listener of stepListeners) listener(step, by);
+  root.dispatchEvent(new CustomEvent("h3learn:step", { detail: { step, answer } }));
   const ahead = forwards ? step + 1 : step - 1; // the step a learner most likely wants next
   if (ahead >= 0 && ahead < count) fetchStep(ahead);
 }
@@ -72,7 +83,7 @@ function setAddress(step, title, push) {
   const now = performance.now();
   if (push || now - addressChanged >= ADDRESS_MS) {
     addressChanged = now;
-    const url = `/trace/${encodeURIComponent(traceId)}/step/${step}${location.search}`;
+    const url = `${base}/step/${step}${location.search}`;
     if (push) history.pushState({ step }, "", url);
     else history.replaceState({ step }, "", url);
     document.title = `${title}: step ${step} · h3learn`;
@@ -126,6 +137,7 @@ function renderRfc(event) {
   const item = (rfc) => h("li", {}, link(rfc), rfc.title ? ` ${rfc.title}` : "");
   if (event.rfc.length) {
     box.append(h("p", {}, "This step is governed by:"), h("ul", { class: "rfc-list" }, event.rfc.map(item)));
+    box.append(...renderAnnotations(event.rfc));
   }
   if (event.field_rfc.length) {
     box.append(h("p", {}, "Its fields are defined in:"), h("ul", { class: "rfc-list" }, event.field_rfc.map(item)));
@@ -258,6 +270,8 @@ document.addEventListener("keydown", (event) => {
   if (event.key !== " ") setPlaying(false);
   action();
 });
+
+root.addEventListener("h3learn:go", (event) => go(event.detail.step, { push: true }));
 
 window.addEventListener("popstate", (event) => {
   if (event.state && Number.isInteger(event.state.step)) go(event.state.step);

@@ -1,0 +1,312 @@
+"""Lessons in the web UI (issue 5): the curriculum, a lesson's pages, checkpoints, what-if.
+
+    GET  /lesson/<id>                          the introduction: goals, prerequisites, the
+                                               what-if form, and a link to step 0
+    GET  /lesson/<id>/step/<n>                 the step-through page, with the lesson's notes
+                                               beside each step and its checkpoints
+    POST /lesson/<id>/what-if                  record the lesson again with changed settings,
+                                               save it as a trace, and open it
+    GET  /api/lessons                          the curriculum, in order
+    GET  /api/lessons/<id>                     a lesson: its texts (as HTML), its notes by
+                                               step, its checkpoints without their answers
+    POST /api/lessons/<id>/checkpoints/<cid>   {"answer": "..."} or {"reveal": true}: the
+                                               server checks the answer and explains it
+
+The lessons come from `h3learn.curriculum` (config ``LESSONS_DIR``, read when the app is
+made; a lesson is recorded the first time it is opened, then kept). A lesson's trace is
+served to the step-through page like any other trace, under the lesson's id (the library
+asks `lesson_entry`). The browser is never sent a checkpoint's answer before the learner
+has given it, or asked for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Any
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+)
+from werkzeug.wrappers import Response as BaseResponse
+
+from h3learn.curriculum.catalogue import Curriculum
+from h3learn.curriculum.lesson import Lesson, Overrides, RecordedLesson, check_overrides
+from h3learn.curriculum.source import SourceError
+from h3learn.trace.store import write_trace
+from h3learn.web.api import ApiError
+from h3learn.web.library import Entry, TraceLibrary
+from h3learn.web.markdown import markup, render, render_inline
+from h3learn.web.present import rfc_link
+
+bp = Blueprint("lessons", __name__)
+
+#: What the what-if form offers (issue 5, lesson 16): setting -> the values to choose from.
+WHAT_IF_CHOICES: dict[str, tuple[Any, ...]] = {
+    "qpack_max_table_capacity": (0, 256, 4096),
+    "qpack_blocked_streams": (0, 100),
+    "huffman": (True, False),
+}
+
+
+def curriculum() -> Curriculum:
+    found: Curriculum = current_app.extensions["h3learn_curriculum"]
+    return found
+
+
+def lesson_or_404(lesson_id: str) -> Lesson:
+    lesson = curriculum().get(lesson_id)
+    if lesson is None:
+        abort(404, f"no lesson with id {lesson_id!r}")
+    return lesson
+
+
+def recorded_or_500(lesson: Lesson) -> RecordedLesson:
+    try:
+        return curriculum().recorded(lesson.id)
+    except SourceError as error:
+        abort(500, f"lesson {lesson.id!r} cannot be recorded: {error}")
+
+
+# -- the lessons as traces (asked by the library) -----------------------------------------
+
+
+def install(app_curriculum: Curriculum, library: TraceLibrary) -> None:
+    """Let the library find lessons by id: a lesson's trace as an `Entry`, made once."""
+    entries: dict[str, Entry] = {}
+    lock = threading.Lock()
+
+    def lesson_entry(lesson_id: str) -> Entry | None:
+        lesson = app_curriculum.get(lesson_id)
+        if lesson is None:
+            return None
+        with lock:
+            if lesson_id not in entries:
+                trace = app_curriculum.recorded(lesson_id).trace()
+                entries[lesson_id] = Entry(lesson_id, "lesson", trace, description=lesson.summary)
+            return entries[lesson_id]
+
+    library.sources.append(lesson_entry)
+
+
+# -- what the pages and the API say about a lesson ----------------------------------------
+
+
+def listing(lesson: Lesson) -> dict[str, Any]:
+    return {
+        "id": lesson.id,
+        "number": lesson.number,
+        "title": lesson.title,
+        "summary": lesson.summary,
+        "checkpoints": len(lesson.checkpoints),
+        "url": f"/lesson/{lesson.id}",
+    }
+
+
+def checkpoints_public(recorded: RecordedLesson) -> list[dict[str, Any]]:
+    """Each checkpoint's question and the step it stops before: never its answer."""
+    out = []
+    for checkpoint, step in zip(
+        recorded.lesson.checkpoints, recorded.checkpoint_steps, strict=True
+    ):
+        out.append(
+            {
+                "id": checkpoint.id,
+                "step": step,
+                "kind": checkpoint.kind,
+                "question_html": render(checkpoint.question),
+                "choices": list(checkpoint.choices),
+            }
+        )
+    return out
+
+
+def notes_by_step(recorded: RecordedLesson) -> dict[str, list[dict[str, Any]]]:
+    notes: dict[str, list[dict[str, Any]]] = {}
+    for note, step in zip(recorded.lesson.notes, recorded.note_steps, strict=True):
+        if step is None:
+            continue
+        notes.setdefault(str(step), []).append(
+            {
+                "title": note.title,
+                "html": render(note.text),
+                "rfc": [rfc_link(section) for section in note.rfc],
+            }
+        )
+    return notes
+
+
+def lesson_json(lesson: Lesson, recorded: RecordedLesson) -> dict[str, Any]:
+    return listing(lesson) | {
+        "goals_html": [render_inline(goal) for goal in lesson.goals],
+        "prerequisites": [listing(curriculum().lessons[p]) for p in lesson.prerequisites],
+        "introduction_html": render(lesson.introduction),
+        "conclusion_html": render(lesson.conclusion) if lesson.conclusion else "",
+        "count": len(recorded.events),
+        "notes": notes_by_step(recorded),
+        "checkpoint_list": checkpoints_public(recorded),
+    }
+
+
+# -- pages ---------------------------------------------------------------------------------
+
+
+@bp.app_context_processor
+def _lessons_for_templates() -> dict[str, Any]:
+    """``curriculum_lessons()`` in any template (the index page lists them)."""
+    return {"curriculum_lessons": lambda: [listing(each) for each in curriculum().ordered()]}
+
+
+@bp.get("/lesson/<lesson_id>")
+def lesson_page(lesson_id: str) -> str:
+    lesson = lesson_or_404(lesson_id)
+    recorded = recorded_or_500(lesson)
+    lessons = curriculum().lessons
+    return render_template(
+        "lessons/lesson.html",
+        lesson=lesson,
+        count=len(recorded.events),
+        markup=markup,
+        render_inline=render_inline,
+        prerequisites=[lessons[p] for p in lesson.prerequisites],
+        following=[each for each in curriculum().ordered() if lesson.id in each.prerequisites],
+        scenario=lesson.scenario,
+        choices=WHAT_IF_CHOICES,
+        checkpoints=len(lesson.checkpoints),
+    )
+
+
+@bp.get("/lesson/<lesson_id>/step/<int:step>")
+def lesson_step(lesson_id: str, step: int) -> str:
+    lesson = lesson_or_404(lesson_id)
+    recorded = recorded_or_500(lesson)
+    library: TraceLibrary = current_app.extensions["h3learn_library"]
+    entry = library.get(lesson_id)
+    count = len(recorded.events)
+    if not 0 <= step < count:
+        abort(404, f"lesson {lesson_id!r} has steps 0 to {count - 1}, not {step}")
+    stops = [{"id": c["id"], "step": c["step"]} for c in checkpoints_public(recorded)]
+    return render_template(
+        "lessons/step.html",
+        entry=entry,
+        step=step,
+        count=count,
+        lesson=lesson,
+        base_url=f"/lesson/{lesson_id}",
+        checkpoint_stops=stops,
+    )
+
+
+@bp.post("/lesson/<lesson_id>/what-if")
+def what_if(lesson_id: str) -> BaseResponse:
+    """Rerun the lesson with the form's settings; the trace is saved and opened."""
+    lesson = lesson_or_404(lesson_id)
+    try:
+        overrides = overrides_from_form(request.form)
+    except ValueError as error:
+        abort(400, str(error))
+    if not overrides:
+        return redirect(f"/lesson/{lesson_id}/step/0")
+    trace_id = what_if_trace(lesson, overrides)
+    return redirect(f"/trace/{trace_id}/step/0", code=303)
+
+
+def overrides_from_form(form: Any) -> Overrides:
+    """Form fields ``client.huffman=false`` ...; "" means "as in the lesson"."""
+    overrides: Overrides = {}
+    for field_name, text in form.items():
+        if not text:
+            continue
+        side, dot, key = field_name.partition(".")
+        if not dot:
+            raise ValueError(f"unknown field {field_name!r}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(f"{field_name}: {text!r} is not a value") from None
+        overrides.setdefault(side, {})[key] = value
+    check_overrides(overrides)
+    return overrides
+
+
+def what_if_trace(lesson: Lesson, overrides: Overrides) -> str:
+    """Record and save the what-if run (once: its id is a hash of what it is)."""
+    library: TraceLibrary = current_app.extensions["h3learn_library"]
+    digest = hashlib.sha256(
+        json.dumps([lesson.id, overrides], sort_keys=True).encode()
+    ).hexdigest()[:12]
+    trace_id = f"whatif-{lesson.number:02d}-{digest}"
+    path = library.path_of(trace_id)
+    if not path.exists():
+        recorded = curriculum().record_what_if(lesson.id, overrides)
+        trace = recorded.trace()
+        write_trace(path, trace.title, trace.events, trace.meta, created=trace.created)
+    return trace_id
+
+
+# -- the API ------------------------------------------------------------------------------
+
+
+def api_lesson(lesson_id: str) -> Lesson:
+    lesson = curriculum().get(lesson_id)
+    if lesson is None:
+        raise ApiError(404, f"no lesson with id {lesson_id!r}")
+    return lesson
+
+
+def api_recorded(lesson: Lesson) -> RecordedLesson:
+    try:
+        return curriculum().recorded(lesson.id)
+    except SourceError as error:
+        raise ApiError(500, f"lesson {lesson.id!r} cannot be recorded: {error}") from None
+
+
+@bp.get("/api/lessons")
+def api_lessons() -> Response:
+    return jsonify(lessons=[listing(lesson) for lesson in curriculum().ordered()])
+
+
+@bp.get("/api/lessons/<lesson_id>")
+def api_lesson_detail(lesson_id: str) -> Response:
+    lesson = api_lesson(lesson_id)
+    return jsonify(lesson_json(lesson, api_recorded(lesson)))
+
+
+@bp.post("/api/lessons/<lesson_id>/checkpoints/<checkpoint_id>")
+def api_check(lesson_id: str, checkpoint_id: str) -> Response:
+    lesson = api_lesson(lesson_id)
+    found = api_recorded(lesson).checkpoint(checkpoint_id)
+    if found is None:
+        raise ApiError(404, f"lesson {lesson_id!r} has no checkpoint {checkpoint_id!r}")
+    checkpoint, step = found
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError(400, 'send JSON: {"answer": "..."} or {"reveal": true}')
+    reveal = body.get("reveal") is True
+    answer = body.get("answer", "")
+    if not isinstance(answer, str) or (not reveal and not answer.strip()):
+        raise ApiError(400, "'answer' must be a string (what the learner typed or chose)")
+    if len(answer) > 500:
+        raise ApiError(400, "'answer' is longer than 500 characters")
+    correct = not reveal and checkpoint.is_correct(answer)
+    out: dict[str, Any] = {"checkpoint": checkpoint.id, "step": step, "correct": correct}
+    if correct or reveal:
+        out["answer"] = str(checkpoint.answer)
+        out["explain_html"] = render(checkpoint.explain)
+    else:
+        out["hint_html"] = render(checkpoint.hint) if checkpoint.hint else ""
+    return jsonify(out)
+
+
+@bp.app_errorhandler(SourceError)
+def _broken_lesson(error: SourceError) -> tuple[str, int]:
+    """A lesson file broken after the app started (never expected): say where, as text."""
+    return f"a lesson file is broken: {error}", 500

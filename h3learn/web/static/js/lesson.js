@@ -1,0 +1,180 @@
+// A lesson's step page: the lesson's notes beside each step, and its predict checkpoints.
+// Loaded before step.js, it listens to the stepper's events (step.js):
+//   h3learn:beforestep  cancelled when the step lies past a question not yet answered;
+//                       the page then shows the step just before it, and the question
+//   h3learn:step        a step was drawn: show its notes, remember it (progress.js)
+// Answers are checked by the server (POST /api/lessons/<id>/checkpoints/<cid>); this page
+// only knows where each checkpoint stops the learner, never its answer.
+import { clear, getJSON, h } from "./dom.js";
+import { markdownBlock } from "./markdown.js";
+import { link } from "./bytes.js";
+import { loadProgress, saveProgress } from "./progress.js";
+
+const root = document.getElementById("stepper");
+const lessonId = root.dataset.lesson;
+const stops = JSON.parse(root.dataset.checkpoints).sort((a, b) => a.step - b.step);
+const $ = (id) => document.getElementById(id);
+const progress = loadProgress(lessonId);
+
+let lesson = null; // GET /api/lessons/<id>, once it has arrived
+let asking = null; // the checkpoint on screen
+let shownStep = null;
+let solved = null; // {stop, answer} just answered: its explanation stays until the learner moves on
+const lessonReady = getJSON(`/api/lessons/${encodeURIComponent(lessonId)}`).then((answer) => {
+  lesson = answer;
+  if (shownStep !== null) showNotes(shownStep);
+  if (asking) renderQuestion(asking);
+  return answer;
+});
+
+function unansweredBefore(step) {
+  return stops.find((stop) => stop.step <= step && !progress.answered[stop.id]) || null;
+}
+
+function go(step) {
+  root.dispatchEvent(new CustomEvent("h3learn:go", { detail: { step } }));
+}
+
+root.addEventListener("h3learn:beforestep", (event) => {
+  // A classroom following its teacher ("room") goes where the teacher goes.
+  if (event.detail.by === "room") return;
+  const stop = unansweredBefore(event.detail.step);
+  if (!stop) return;
+  event.preventDefault();
+  ask(stop);
+  go(stop.step - 1);
+});
+
+root.addEventListener("h3learn:step", (event) => {
+  const step = event.detail.step;
+  shownStep = step;
+  progress.last = step;
+  saveProgress(lessonId, progress);
+  if (asking && step !== asking.step - 1) hideQuestion();
+  if (solved && step !== solved.stop.step && step !== solved.stop.step - 1) solved = null;
+  showNotes(step);
+});
+
+// -- notes ---------------------------------------------------------------------------------
+
+function showNotes(step) {
+  const box = clear($("lesson-notes"));
+  const answered = Object.keys(progress.answered).length;
+  $("lesson-progress").textContent = stops.length
+    ? `Questions answered: ${answered} of ${stops.length}.` : "";
+  if (!lesson) return;
+  if (solved && step === solved.stop.step) box.append(resultBlock(solved.answer, true));
+  for (const note of lesson.notes[String(step)] || []) {
+    box.append(h("article", { class: "note" },
+      note.title ? h("h3", {}, note.title) : null,
+      markdownBlock("div", "note-text", note.html),
+      note.rfc.length ? h("p", { class: "note-rfc" }, "Explains: ",
+        ...note.rfc.flatMap((rfc, index) => [index ? ", " : "", link(rfc), ` ${rfc.title}`])) : null));
+  }
+  if (step === lesson.count - 1 && lesson.conclusion_html) {
+    box.append(h("article", { class: "note conclusion" }, h("h3", {}, "What you have seen"),
+      markdownBlock("div", "note-text", lesson.conclusion_html)));
+  }
+  if (!box.childNodes.length) {
+    box.append(h("p", { class: "muted" }, "No note for this step: look at the bytes and the state."));
+  }
+}
+
+// -- checkpoints -----------------------------------------------------------------------------
+
+function ask(stop) {
+  asking = stop;
+  renderQuestion(stop);
+}
+
+function hideQuestion() {
+  asking = null;
+  $("checkpoint").hidden = true;
+}
+
+function renderQuestion(stop) {
+  const box = clear($("checkpoint"));
+  box.hidden = false;
+  if (!lesson) {
+    box.append(h("p", {}, "Loading the question…"));
+    return;
+  }
+  const checkpoint = lesson.checkpoint_list.find((c) => c.id === stop.id);
+  const form = h("form", { class: "checkpoint-form", id: "checkpoint-form" });
+  let field;
+  if (checkpoint.kind === "choice") {
+    field = h("fieldset", { class: "choices" }, h("legend", {}, "Your answer"),
+      ...checkpoint.choices.map((choice, index) => h("label", {},
+        h("input", { type: "radio", name: "answer", value: choice, id: `choice-${index}`, required: true }),
+        ` ${choice}`)));
+  } else {
+    field = h("label", {}, "Your answer ",
+      h("input", {
+        type: "text", name: "answer", id: "checkpoint-answer", required: true, autocomplete: "off",
+        inputmode: checkpoint.kind === "number" ? "numeric" : "text",
+      }));
+  }
+  const feedback = h("div", { id: "checkpoint-feedback", class: "feedback", role: "status" });
+  form.append(field,
+    h("p", { class: "checkpoint-buttons" },
+      h("button", { type: "submit", id: "checkpoint-check" }, "Check"),
+      " ",
+      h("button", { type: "button", id: "checkpoint-reveal", class: "secondary" }, "Show the answer")),
+    feedback);
+  box.append(
+    h("h3", {}, `Predict before step ${stop.step}`),
+    markdownBlock("div", "question", checkpoint.question_html),
+    form);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chosen = new FormData(form).get("answer");
+    if (chosen !== null && String(chosen).trim() !== "") submit(stop, { answer: String(chosen) });
+  });
+  $("checkpoint-reveal").addEventListener("click", () => submit(stop, { reveal: true }));
+  const first = box.querySelector("input");
+  if (first) first.focus({ preventScroll: true });
+}
+
+async function submit(stop, body) {
+  const feedback = $("checkpoint-feedback");
+  let answer;
+  try {
+    const response = await fetch(
+      `/api/lessons/${encodeURIComponent(lessonId)}/checkpoints/${encodeURIComponent(stop.id)}`,
+      { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify(body) });
+    answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || `${response.status}`);
+  } catch (failure) {
+    clear(feedback).append(h("p", { class: "error" }, `Could not check the answer: ${failure.message}`));
+    return;
+  }
+  if (!answer.correct && !body.reveal) {
+    clear(feedback).append(h("p", { class: "wrong" }, "Not quite. Try again, or show the answer."),
+      answer.hint_html ? markdownBlock("div", "hint", answer.hint_html) : "");
+    return;
+  }
+  progress.answered[stop.id] = answer.correct ? "right" : "shown";
+  saveProgress(lessonId, progress);
+  solved = { stop, answer };
+  hideQuestion();
+  const box = clear($("checkpoint"));
+  box.hidden = false;
+  const next = h("button", { type: "button", id: "checkpoint-continue" }, `Reveal step ${stop.step} →`);
+  next.addEventListener("click", () => {
+    $("checkpoint").hidden = true;
+    go(stop.step);
+  });
+  box.append(resultBlock(answer, false), h("p", {}, next));
+  next.focus({ preventScroll: true });
+}
+
+function resultBlock(answer, compact) {
+  return h("div", { class: `result ${answer.correct ? "right" : "shown"}`, id: compact ? null : "checkpoint-result" },
+    h("p", { class: "verdict" }, answer.correct ? "Right." : `The answer: ${answer.answer}`),
+    markdownBlock("div", "explain", answer.explain_html));
+}
+
+lessonReady.catch((failure) => {
+  $("lesson-notes").append(h("p", { class: "error" }, `Could not load the lesson: ${failure.message}`));
+});
