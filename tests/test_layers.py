@@ -64,3 +64,13 @@ def test_every_core_module_cites_its_rfc_section() -> None:
                 continue
             docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
             assert "RFC " in docstring and "§" in docstring, f"{path.name} cites no section"
+
+
+def test_the_curriculum_is_below_the_web_layer() -> None:
+    """h3learn/curriculum records lessons with the core and transports, never with Flask."""
+    for path in core_files("curriculum"):
+        for module in imported_modules(path):
+            assert not module.startswith("h3learn.web"), f"{path.name} imports {module}"
+            assert module.split(".")[0] not in {"flask", "flask_socketio", "markdown_it"}, (
+                f"{path.name} imports {module}"
+            )

@@ -189,7 +189,8 @@ def matching(selector: Selector, recording: Recording) -> list[Event]:
         narrowed = [event for event in left if keep(event)]
         if not narrowed:
             raise SelectorError(
-                f"selects nothing: {len(left)} events were left before {key!r}, none after it",
+                f"selects nothing: {len(left)} events were left before {_key_of(key)!r}"
+                f"{'' if _key_of(key) != 'data' else f' ({key})'}, none after it",
                 _key_of(key),
             )
         left = narrowed

@@ -306,6 +306,11 @@ def api_check(lesson_id: str, checkpoint_id: str) -> Response:
     return jsonify(out)
 
 
+@bp.errorhandler(ApiError)
+def _api_error(error: ApiError) -> tuple[Response, int]:
+    return jsonify(error=error.message), error.status
+
+
 @bp.app_errorhandler(SourceError)
 def _broken_lesson(error: SourceError) -> tuple[str, int]:
     """A lesson file broken after the app started (never expected): say where, as text."""

@@ -77,7 +77,7 @@ def wait_for_step(page: object, step: int) -> None:
 
 def test_open_an_example_from_the_list_and_step_with_buttons(page: object, base_url: str) -> None:
     page.goto(base_url + "/")  # type: ignore[attr-defined]
-    page.get_by_role("link", name="A first GET").click()  # type: ignore[attr-defined]
+    page.locator("#trace-list").get_by_role("link", name="A first GET").click()  # type: ignore[attr-defined]
     wait_for_step(page, 0)
     assert page.url.endswith("/trace/first-get/step/0")  # type: ignore[attr-defined]
     assert page.locator("#first").is_disabled()  # type: ignore[attr-defined]
@@ -321,4 +321,76 @@ def test_the_diagram_filters_by_stream(page: object, base_url: str) -> None:
     page.fill("#stream-filter", "")  # type: ignore[attr-defined]
     page.wait_for_function(  # type: ignore[attr-defined]
         "() => !document.getElementById('diagram-count').textContent.includes('matching')"
+    )
+
+
+# -- lessons (issue 5) --------------------------------------------------------------------
+
+
+def test_a_lesson_stops_at_a_checkpoint_until_it_is_answered(page: object, base_url: str) -> None:
+    page.goto(base_url + "/")  # type: ignore[attr-defined]
+    page.locator("#lesson-list").get_by_role("link", name="A first GET").click()  # type: ignore[attr-defined]
+    page.wait_for_url("**/lesson/02-a-first-get")  # type: ignore[attr-defined]
+    page.click("#start-lesson")  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+    page.keyboard.press("End")  # type: ignore[attr-defined]
+    # The first question stops the learner just before the step it is about.
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
+    stop = int(page.text_content("#checkpoint h3").split()[-1])  # type: ignore[attr-defined]
+    wait_for_step(page, stop - 1)
+    page.fill("#checkpoint-answer", "3")  # type: ignore[attr-defined]
+    page.click("#checkpoint-check")  # type: ignore[attr-defined]
+    page.wait_for_selector(".feedback .wrong")  # type: ignore[attr-defined]
+    page.screenshot(path="/tmp/h3learn-lesson-wrong.png", full_page=True)  # type: ignore[attr-defined]
+    page.fill("#checkpoint-answer", "0")  # type: ignore[attr-defined]
+    page.click("#checkpoint-check")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint-result")  # type: ignore[attr-defined]
+    assert "Right." in page.text_content("#checkpoint-result")  # type: ignore[attr-defined]
+    page.click("#checkpoint-continue")  # type: ignore[attr-defined]
+    wait_for_step(page, stop)
+    assert page.url.endswith(f"/lesson/02-a-first-get/step/{stop}")  # type: ignore[attr-defined]
+    notes = page.text_content("#lesson-notes")  # type: ignore[attr-defined]
+    assert "QPACK with the static table only" in notes
+    progress = page.evaluate("localStorage.getItem('h3learn.lesson.02-a-first-get')")  # type: ignore[attr-defined]
+    assert json.loads(progress)["answered"] == {"prefix": "right"}
+    page.screenshot(path="/tmp/h3learn-lesson-note.png", full_page=True)  # type: ignore[attr-defined]
+    # Answered: the learner may now pass it; the next question stops them again.
+    page.keyboard.press("End")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
+    assert "How many bytes will the whole HEADERS" in page.text_content("#checkpoint")  # type: ignore[attr-defined]
+    page.click("#projector-toggle")  # type: ignore[attr-defined]
+    page.screenshot(path="/tmp/h3learn-lesson-projector.png", full_page=True)  # type: ignore[attr-defined]
+
+
+def test_a_deep_link_past_a_question_shows_the_question_first(page: object, base_url: str) -> None:
+    page.goto(base_url + "/lesson/07-blocked-streams/step/80")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint:not([hidden]) .choices")  # type: ignore[attr-defined]
+    stop = int(page.text_content("#checkpoint h3").split()[-1])  # type: ignore[attr-defined]
+    wait_for_step(page, stop - 1)
+    page.check("#checkpoint .choices input >> nth=0")  # type: ignore[attr-defined]
+    page.click("#checkpoint-check")  # type: ignore[attr-defined]
+    page.wait_for_selector(".feedback .wrong")  # type: ignore[attr-defined]
+    page.click("#checkpoint-reveal")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint-result")  # type: ignore[attr-defined]
+    assert "blocks stream 4" in page.text_content("#checkpoint-result")  # type: ignore[attr-defined]
+
+
+def test_the_rfc_reader_links_to_the_steps_that_demonstrate_a_section(
+    page: object, base_url: str
+) -> None:
+    page.goto(base_url + "/rfc/9204")  # type: ignore[attr-defined]
+    section = page.locator("#s-4\\.5\\.1\\.1")  # type: ignore[attr-defined]
+    assert "Required Insert Count" in section.text_content()
+    link = section.locator("a.step-link").first
+    href = link.get_attribute("href")
+    page.screenshot(path="/tmp/h3learn-rfc-reader.png")  # type: ignore[attr-defined]
+    link.click()
+    step = int(href.rsplit("/", 1)[1])
+    page.wait_for_url(f"**{href}")  # type: ignore[attr-defined]
+    page.wait_for_selector("#lesson-panel")  # type: ignore[attr-defined]
+    # Either the step itself, or (a question before it unanswered) the question first.
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "step => document.getElementById('step-number').textContent === String(step)"
+        " || !document.getElementById('checkpoint').hidden",
+        arg=step,
     )

@@ -1,0 +1,239 @@
+"""A broken lesson or annotation file gives one clear error naming the file and the line.
+
+tomllib keeps no positions; `Locator` finds them (the Nth ``[[note]]``, a key inside it).
+Each test writes a small file with one mistake and checks the message and the line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from h3learn.curriculum.annotations import load_annotations
+from h3learn.curriculum.catalogue import Curriculum, check_folder
+from h3learn.curriculum.lesson import load_lesson, verify_lesson
+from h3learn.curriculum.source import SourceError
+
+GOOD = """\
+title = "A tiny lesson"
+summary = "One GET."
+goals = ["See one request."]
+introduction = "Text."
+
+[[action]]
+do = "request"
+label = "page"
+
+[[action]]
+do = "respond"
+to = "page"
+body = "hi"
+
+[[note]]
+at = { endpoint = "server", event = "headers_decoded", stream = "page" }
+rfc = ["9204#4.5"]
+text = "The request arrives."
+
+[[checkpoint]]
+before = { endpoint = "server", event = "headers_encoded", stream = "page" }
+kind = "number"
+question = "Required Insert Count?"
+answer = 0
+from_trace = "data.prefix.required_insert_count"
+explain = "No table."
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "01-tiny.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def error_of(tmp_path: Path, text: str) -> SourceError:
+    path = write(tmp_path, text)
+    with pytest.raises(SourceError) as caught:
+        verify_lesson(load_lesson(path, path.name))
+    return caught.value
+
+
+def line_of(text: str, needle: str, occurrence: int = 1) -> int:
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    return lines[occurrence - 1]
+
+
+def test_the_good_lesson_passes(tmp_path: Path) -> None:
+    recorded = verify_lesson(load_lesson(write(tmp_path, GOOD)))
+    assert recorded.note_steps[0] is not None
+
+
+def test_an_unknown_key_names_its_line(tmp_path: Path) -> None:
+    text = GOOD.replace('text = "The request arrives."', 'text = "x"\ncolour = "red"')
+    error = error_of(tmp_path, text)
+    assert error.file == "01-tiny.toml"
+    assert error.line == line_of(text, "colour")
+    assert "note 1: 'colour': unknown key" in str(error)
+    assert str(error).startswith(f"01-tiny.toml:{error.line}: ")
+
+
+def test_a_wrong_type_names_the_key(tmp_path: Path) -> None:
+    text = GOOD.replace('body = "hi"', "body = 42")
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "body = 42")
+    assert "action 2: 'body'" in str(error)
+
+
+def test_a_selector_that_matches_nothing_says_which_key_emptied_it(tmp_path: Path) -> None:
+    text = GOOD + (
+        '\n[[note]]\nat = { endpoint = "client", event = "frame_parsed", frame_type = "goaway" }\n'
+        'rfc = ["9114#7.2.6"]\ntext = "Never happens."\n'
+    )
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "[[note]]", 2) + 1
+    assert "note 2: at: 'frame_type': selects nothing" in str(error)
+    assert "left before 'frame_type', none after it" in str(error)
+
+
+def test_a_section_that_does_not_exist(tmp_path: Path) -> None:
+    text = GOOD.replace('rfc = ["9204#4.5"]', 'rfc = ["9204#4.5", "9204#4.9"]')
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "9204#4.9")
+    assert "there is no section 9204#4.9" in str(error)
+
+
+def test_a_section_written_another_way(tmp_path: Path) -> None:
+    error = error_of(tmp_path, GOOD.replace('"9204#4.5"', '"RFC 9204 §4.5"'))
+    assert "is not written like" in str(error)
+
+
+def test_a_checkpoint_whose_answer_the_trace_contradicts(tmp_path: Path) -> None:
+    text = GOOD.replace("answer = 0", "answer = 2")
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "answer = 2")
+    assert "checkpoint 1: 'answer'" in str(error)
+    assert "required_insert_count = 0" in str(error)
+
+
+def test_a_checkpoint_without_proof_is_refused(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path, GOOD.replace('from_trace = "data.prefix.required_insert_count"\n', "")
+    )
+    assert "say where the trace shows the answer" in str(error)
+
+
+def test_an_action_the_protocol_refuses_names_the_action(tmp_path: Path) -> None:
+    text = GOOD.replace('do = "respond"\nto = "page"', 'do = "respond"\nto = "nothing"')
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "[[action]]", 2)
+    assert "no request or push is labelled 'nothing'" in str(error)
+
+
+def test_an_unknown_action(tmp_path: Path) -> None:
+    error = error_of(tmp_path, GOOD.replace('do = "respond"', 'do = "answer"'))
+    assert "unknown action 'answer'" in str(error)
+
+
+def test_a_bad_violation_table_names_its_key(tmp_path: Path) -> None:
+    text = GOOD + (
+        '\n[[action]]\ndo = "violate"\nfrom = "client"\non = "client control stream"\n'
+        'frame = { type = "settingz" }\nrule = "none"\n'
+    )
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "settingz")
+    assert "must be one of data, headers, settings" in str(error)
+
+
+def test_not_valid_toml_gives_tomllibs_line(tmp_path: Path) -> None:
+    error = error_of(tmp_path, GOOD + "\nthis is not toml\n")
+    assert error.line == line_of(GOOD + "\nthis is not toml\n", "this is not toml")
+
+
+def test_a_missing_prerequisite(tmp_path: Path) -> None:
+    write(tmp_path, GOOD.replace("goals =", 'prerequisites = ["00-nothing"]\ngoals ='))
+    report = check_folder(tmp_path)
+    assert len(report.errors) == 1
+    assert "no lesson '00-nothing'" in str(report.errors[0])
+    with pytest.raises(SourceError):
+        Curriculum.open(tmp_path)
+
+
+def test_a_badly_named_lesson_file(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD, "Tiny Lesson.toml")
+    with pytest.raises(SourceError, match="05-the-dynamic-table.toml"):
+        load_lesson(path)
+
+
+ANNOTATIONS = """\
+rfc = 9204
+title = "QPACK: Field Compression for HTTP/3"
+
+[[section]]
+id = "4.5.1.1"
+title = "Required Insert Count"
+normative = true
+says = "It says."
+why = "Because."
+pitfalls = "Mistakes."
+"""
+
+
+def annotation_error(tmp_path: Path, text: str) -> SourceError:
+    folder = tmp_path / "rfc"
+    folder.mkdir(exist_ok=True)
+    (folder / "9204.toml").write_text(text)
+    with pytest.raises(SourceError) as caught:
+        load_annotations(folder)
+    return caught.value
+
+
+def test_annotations_are_read(tmp_path: Path) -> None:
+    folder = tmp_path / "rfc"
+    folder.mkdir()
+    (folder / "9204.toml").write_text(ANNOTATIONS)
+    annotations = load_annotations(folder)
+    assert annotations.require("9204#4.5.1.1").says == "It says."
+    assert "9204#4.5.1.2" in annotations.missing("9204")
+    with pytest.raises(LookupError, match=r'id = "4.5.1.2"|id = .4\.5\.1\.2.'):
+        annotations.require("9204#4.5.1.2")
+
+
+@pytest.mark.parametrize(
+    ("change", "needle", "message"),
+    [
+        (('id = "4.5.1.1"', 'id = "4.5.1.9"'), "4.5.1.9", "RFC 9204 has no section 4.5.1.9"),
+        (
+            ('title = "Required', 'title = "Required!'),
+            "Required!",
+            "is titled 'Required Insert Count'",
+        ),
+        (("normative = true", "normative = true\ncolour = 1"), "colour", "unknown key"),
+        (('why = "Because."', 'why = ""'), 'why = ""', "must not be empty"),
+        (("normative = true", 'normative = "yes"'), "normative", "must be true or false"),
+    ],
+)
+def test_annotation_mistakes_name_their_line(
+    tmp_path: Path, change: tuple[str, str], needle: str, message: str
+) -> None:
+    text = ANNOTATIONS.replace(*change)
+    error = annotation_error(tmp_path, text)
+    assert message in str(error)
+    assert error.line == line_of(text, needle)
+    assert error.file.endswith("9204.toml")
+
+
+def test_a_section_annotated_twice(tmp_path: Path) -> None:
+    text = ANNOTATIONS + "\n" + ANNOTATIONS[ANNOTATIONS.index("[[section]]") :]
+    error = annotation_error(tmp_path, text)
+    assert error.line == line_of(text, 'id = "4.5.1.1"', 2)
+    assert "annotated twice" in str(error)
+
+
+def test_an_appendix_section_is_known(tmp_path: Path) -> None:
+    folder = tmp_path / "rfc"
+    folder.mkdir()
+    text = ANNOTATIONS.replace('id = "4.5.1.1"', 'id = "B.1"').replace(
+        "Required Insert Count", "Literal Field Line with Name Reference"
+    )
+    (folder / "9204.toml").write_text(text)
+    assert load_annotations(folder).get("9204#B.1") is not None
