@@ -160,7 +160,7 @@ def test_a_missing_prerequisite(tmp_path: Path) -> None:
 
 def test_a_badly_named_lesson_file(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD, "Tiny Lesson.toml")
-    with pytest.raises(SourceError, match="05-the-dynamic-table.toml"):
+    with pytest.raises(SourceError, match=r"05-the-dynamic-table\.toml"):
         load_lesson(path)
 
 

@@ -55,7 +55,7 @@ def test_the_index_lists_the_lessons_in_order_before_the_traces(client: FlaskCli
     first, second = page.index("Opening an HTTP/3 connection"), page.index("A first GET")
     assert first < second < page.index('id="traces-heading"')
     listed = client.get("/api/lessons").get_json()["lessons"]
-    assert [lesson["number"] for lesson in listed] == sorted(l["number"] for l in listed)
+    assert [lesson["number"] for lesson in listed] == sorted(item["number"] for item in listed)
 
 
 def test_a_lesson_never_sends_its_answers(client: FlaskClient) -> None:
