@@ -122,3 +122,12 @@ def test_annotation_files_cover_their_whole_table_of_contents() -> None:
             assert annotations.missing(rfc) == [], f"RFC {rfc}"
     for section in annotations.by_section:
         assert section in TITLES or split(section)[0] not in COMPLETE_RFCS
+
+
+def test_docs_describe_every_action_setting_and_selector_key() -> None:
+    from h3learn.curriculum.scenario import ACTIONS, SETTING_KEYS
+    from h3learn.curriculum.selectors import DATA_SHORTCUTS
+
+    docs = (LESSONS.parent / "docs" / "lessons.md").read_text()
+    for name in [*ACTIONS, *SETTING_KEYS, *DATA_SHORTCUTS, "during", "nth", "count_of", "expect"]:
+        assert f"`{name}`" in docs, name

@@ -33,6 +33,7 @@ def copy_project(target: Path, with_client: bool) -> Path:
     shutil.copytree(
         ROOT / "h3learn", project / "h3learn", ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copytree(ROOT / "lessons", project / "lessons")
     if with_client:
         (project / CLIENT).parent.mkdir(parents=True)
         shutil.copy(ROOT / CLIENT, project / CLIENT)
@@ -72,6 +73,12 @@ def test_the_wheel_holds_the_templates_static_files_and_the_socketio_client(whee
     assert expected <= names, sorted(expected - names)
     assert VENDORED in names
     assert zipfile.ZipFile(wheel).read(VENDORED) == (ROOT / CLIENT).read_bytes()
+    lessons = {
+        "h3learn/curriculum/lessons/" + path.relative_to(ROOT / "lessons").as_posix()
+        for path in (ROOT / "lessons").rglob("*.toml")
+    }
+    assert "h3learn/curriculum/lessons/02-a-first-get.toml" in lessons
+    assert lessons <= names, sorted(lessons - names)
 
 
 def test_the_installed_wheel_serves_the_page_and_the_client(wheel: Path, tmp_path: Path) -> None:
@@ -103,6 +110,7 @@ client = create_app({{"DATA_DIR": tempfile.mkdtemp()}}).test_client()
 assert client.get("/vendor/socket.io.min.js").status_code == 200
 assert b"step.js" in client.get("/trace/first-get/step/0").data
 assert client.get("/static/css/app.css").status_code == 200
+assert b"lesson.js" in client.get("/lesson/02-a-first-get/step/0").data
 print("ok")
 """
     result = subprocess.run(
