@@ -196,7 +196,7 @@ TITLES: dict[str, str] = {
     "9110#8.6": "Content-Length",
     "9218#7.2": "HTTP/3 PRIORITY_UPDATE Frame",
     "9220#3": "WebSockets Upgrade over HTTP/3",
-    "9297#2.1.1": "The H3_DATAGRAM HTTP/3 SETTINGS Parameter",
+    "9297#2.1.1": "The SETTINGS_H3_DATAGRAM HTTP/3 Setting",
 }
 
 #: The RFCs' own titles, for the RFC reader's headings.

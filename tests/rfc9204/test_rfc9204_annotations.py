@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from h3learn.web.rfc_sections import TITLES
+from h3learn.curriculum.rfc_toc import TITLES
 
 ANNOTATIONS = Path(__file__).resolve().parents[2] / "lessons" / "rfc"
 TEXT_KEYS = ("says", "why", "pitfalls")
