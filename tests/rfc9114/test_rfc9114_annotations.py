@@ -2,7 +2,7 @@
 
 The file is data a teacher edits by hand, so these checks keep it complete: it parses, every
 entry has the six keys with the right types, the ids and titles of §1-§11 are those of the
-RFC's table of contents (`h3learn.web.rfc_sections.TITLES`), Appendix A follows, and the ids
+RFC's table of contents (`h3learn.curriculum.rfc_toc.TITLES`), Appendix A follows, and the ids
 appear once each, in the RFC's order.
 """
 

@@ -2,7 +2,7 @@
 
 Each file is ``rfc`` (the number), ``title`` and a list of ``[[section]]`` tables with
 ``id``, ``title``, ``normative``, ``says``, ``why`` and ``pitfalls``, in the RFC's order.
-The web UI shows every cited section with its title from `h3learn.web.rfc_sections.TITLES`;
+The web UI shows every cited section with its title from `h3learn.curriculum.rfc_toc.TITLES`;
 each of those sections of RFC 9204, RFC 9000 and RFC 7541 must have an annotation under the
 same title. (These checks will move next to the loader that reads the files.)
 """
