@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import html
 import os
 import shlex
@@ -105,20 +106,44 @@ class Response:
         ]
 
 
+#: Limits of one connection unless told otherwise (`h3learn serve` makes them options).
+DEFAULT_MAX_REQUESTS = 1000
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+
 class PageServer:
     """Answers the requests of one HTTP/3 connection; knows nothing of sockets.
 
     The transport calls `event_received` with every event the connection returns. A
     request is answered once its stream has ended (the whole message is in, RFC 9114 §4.1),
     with a HEADERS frame and, unless the method is HEAD, one DATA frame.
+
+    Two limits, each answered the way HTTP/3 provides for it:
+
+    - ``max_requests`` per connection: with the last one accepted the server sends GOAWAY
+      (RFC 9114 §5.2), so the client opens a new connection for more; a request sent
+      anyway is rejected unprocessed with H3_REQUEST_REJECTED (done by `H3Connection`);
+    - ``max_body_bytes`` of request content: a larger request (by its content-length, or
+      as its DATA arrives) is answered at once with 413 Content Too Large (RFC 9110
+      §15.5.14), before the rest of its content (RFC 9114 §4.1 allows a response before
+      the request is complete); what still arrives on that stream is ignored.
     """
 
-    def __init__(self, log: Callable[[str], None] = lambda line: None) -> None:
+    def __init__(
+        self,
+        log: Callable[[str], None] = lambda line: None,
+        *,
+        max_requests: int = DEFAULT_MAX_REQUESTS,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
         self._requests: dict[int, _Request] = {}
         #: Called with one line per response sent ("GET / → 200, stream 0").
         self.log = log
-        #: How many responses were sent.
+        self.max_requests = max_requests
+        self.max_body_bytes = max_body_bytes
+        #: How many responses were sent, and how many requests were accepted.
         self.answered = 0
+        self.accepted = 0
 
     def event_received(self, h3: H3Connection, event: H3Event) -> None:
         if isinstance(event, HeadersReceived):
@@ -128,6 +153,10 @@ class PageServer:
                 request = self._requests.get(event.stream_id)
             else:
                 request = self._requests[event.stream_id] = _Request(list(event.headers))
+                self._accepted(h3)
+                if _declared_length(request) > self.max_body_bytes:
+                    self._answer(h3, event.stream_id, self._too_large(request))
+                    return
             if request is not None and event.stream_ended:
                 self._answer(h3, event.stream_id)
         elif isinstance(event, DataReceived):
@@ -135,7 +164,9 @@ class PageServer:
             if request is None:
                 return
             request.body_length += len(event.data)
-            if event.stream_ended:
+            if request.body_length > self.max_body_bytes:
+                self._answer(h3, event.stream_id, self._too_large(request))
+            elif event.stream_ended:
                 self._answer(h3, event.stream_id)
         elif isinstance(event, StreamEnded):
             if event.stream_id in self._requests:
@@ -143,9 +174,27 @@ class PageServer:
         elif isinstance(event, StreamReset):
             self._requests.pop(event.stream_id, None)
 
-    def _answer(self, h3: H3Connection, stream_id: int) -> None:
+    def _accepted(self, h3: H3Connection) -> None:
+        """Count a new request; the last one allowed is followed by GOAWAY (RFC 9114 §5.2)."""
+        self.accepted += 1
+        if self.accepted == self.max_requests:
+            with contextlib.suppress(H3UsageError):
+                h3.send_goaway()
+            self.log(f"GOAWAY after {self.accepted} requests (the limit of this connection)")
+
+    def _too_large(self, request: _Request) -> Response:
+        size = max(request.body_length, _declared_length(request))
+        return Response(
+            413,
+            b"text/plain; charset=utf-8",
+            f"the request content ({size} bytes so far) is larger than this server's limit of"
+            f" {self.max_body_bytes} bytes (RFC 9110 §15.5.14)\n".encode(),
+        )
+
+    def _answer(self, h3: H3Connection, stream_id: int, response: Response | None = None) -> None:
         request = self._requests.pop(stream_id)
-        response = respond(request)
+        if response is None:
+            response = respond(request)
         head_only = request.field_value(b":method") == b"HEAD"
         try:
             h3.send_headers(stream_id, response.header_section(), end_stream=head_only)
@@ -158,6 +207,12 @@ class PageServer:
             f"{_text(request.field_value(b':method'))} {_text(request.field_value(b':path'))}"
             f" → {response.status} ({len(response.body)} bytes, stream {stream_id})"
         )
+
+
+def _declared_length(request: _Request) -> int:
+    """The content-length a request announced (RFC 9110 §8.6), or 0."""
+    text = request.field_value(b"content-length")
+    return int(text) if text.isdigit() else 0
 
 
 def respond(request: _Request) -> Response:

@@ -480,9 +480,12 @@ class Replay:
         self.snapshot_every = snapshot_every
         #: _snapshots[j] is the state before event j * snapshot_every.
         self._snapshots: list[_State] = []
-        #: The state before event len(_snapshots) * snapshot_every: where the next one comes from.
+        #: The state after the first _ahead_count events: where the next snapshot comes from.
         self._ahead = _State()
-        self._reported_later = _reported_later(self.events)
+        self._ahead_count = 0
+        self._reported_later: set[int] = set()
+        self._waiting: dict[str, int] = {}
+        _scan_reported_later(self.events, 0, self._waiting, self._reported_later)
         #: The state after the step last asked for, to continue from when stepping on.
         self._cursor: tuple[int, _State] | None = None
         if self.events and not on_demand:
@@ -490,6 +493,26 @@ class Replay:
 
     def __len__(self) -> int:
         return len(self.events)
+
+    def extend(self, events: Sequence[Event]) -> None:
+        """Append events recorded after these: a live capture that grows while it is viewed.
+
+        Every answer given so far stays true, with one exception: a decoder instruction
+        among the last events whose effect the encoder reports in an event that only now
+        arrived (`_scan_reported_later`) moves to that event. The snapshots and the cursor
+        from that instruction on are then dropped, and rebuilt when next asked for.
+        """
+        start = len(self.events)
+        self.events.extend(events)
+        changed = _scan_reported_later(self.events, start, self._waiting, self._reported_later)
+        if changed is None:
+            return
+        del self._snapshots[changed // self.snapshot_every + 1 :]
+        if self._ahead_count > changed:
+            self._ahead = self._snapshots[-1].copy()
+            self._ahead_count = (len(self._snapshots) - 1) * self.snapshot_every
+        if self._cursor is not None and self._cursor[0] >= changed:
+            self._cursor = None
 
     def initial_state(self) -> dict[str, Any]:
         """Both endpoints before the first event."""
@@ -522,27 +545,37 @@ class Replay:
         """The state before event ``number * snapshot_every``, replaying up to it if need be."""
         while len(self._snapshots) <= number:
             start = len(self._snapshots) * self.snapshot_every
-            self._snapshots.append(self._ahead.copy())
-            for position in range(start, min(start + self.snapshot_every, len(self.events))):
+            for position in range(self._ahead_count, start):
                 self._ahead.apply(self.events[position], position in self._reported_later)
+            self._ahead_count = max(self._ahead_count, start)
+            self._snapshots.append(self._ahead.copy())
         return self._snapshots[number]
 
 
-def _reported_later(events: Sequence[Event]) -> set[int]:
-    """Decoder instructions parsed by an encoder whose effect its next event reports."""
-    reported: set[int] = set()
-    waiting: dict[str, int] = {}  # endpoint -> position of its last such instruction
-    for position, event in enumerate(events):
+def _scan_reported_later(
+    events: Sequence[Event], start: int, waiting: dict[str, int], reported: set[int]
+) -> int | None:
+    """Find the decoder instructions parsed by an encoder whose effect its next event reports.
+
+    Scans ``events`` from ``start``, adding their positions to ``reported``; ``waiting``
+    (endpoint -> position of its last such instruction still unanswered) carries over from
+    one call to the next. Returns the earliest position before ``start`` newly added, if any.
+    """
+    earliest: int | None = None
+    for position in range(start, len(events)):
+        event = events[position]
         if event.endpoint not in ENDPOINTS:
             raise ValueError(f"event {position}: endpoint {event.endpoint!r}")
         earlier = waiting.pop(event.endpoint, None)
         if earlier is not None and (event.category, event.name) == ("qpack", "state_updated"):
             reported.add(earlier)
+            if earlier < start and (earliest is None or earlier < earliest):
+                earliest = earlier
         if (event.category, event.name) == ("qpack", "instruction_parsed") and (
             event.data.get("instruction_type") in DECODER_INSTRUCTIONS
         ):
             waiting[event.endpoint] = position
-    return reported
+    return earliest
 
 
 # -- what a step changed ----------------------------------------------------------------

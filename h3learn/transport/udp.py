@@ -90,6 +90,11 @@ CRYPTO_ERROR_FIRST, CRYPTO_ERROR_LAST = 0x0100, 0x01FF
 USER_AGENT = f"h3learn/{package_version('h3learn')}".encode()
 
 
+#: Makes the recording of a new connection from its title and metadata (peer address,
+#: connection ID): how `h3learn serve` turns every connection into a capture (h3learn.capture).
+RecordingFactory = Callable[[str, dict[str, Any]], "ConnectionRecording"]
+
+
 class ServerApplication(Protocol):
     """What a server connection hands its events to; it answers through the H3Connection."""
 
@@ -104,7 +109,15 @@ class ConnectionRecording:
 
     With a ``path``, every event is also appended to a journal there as it happens, and
     `finish` turns it into a native trace (at ``final_path``, or in place).
+
+    ``max_events`` bounds the journal: once it holds that many events `limit_reached` is
+    set (the server then closes the connection with H3_EXCESSIVE_LOAD, RFC 9114 §8.1), and
+    the events of the close still fit in `CLOSE_MARGIN` more; anything past that is counted
+    in `dropped_events`, not written.
     """
+
+    #: Events still journalled after `max_events`, so the close that follows is recorded.
+    CLOSE_MARGIN = 64
 
     def __init__(
         self,
@@ -112,6 +125,8 @@ class ConnectionRecording:
         meta: dict[str, Any],
         path: Path | None = None,
         final_path: Path | None = None,
+        *,
+        max_events: int | None = None,
     ) -> None:
         self._began = time.monotonic()
         self.title = title
@@ -122,6 +137,10 @@ class ConnectionRecording:
         #: Events journalled without their labels, and whether journalling gave up.
         self.dropped_labels = 0
         self.stopped = False
+        self.max_events = max_events
+        #: Set once the journal holds ``max_events`` events: time to close the connection.
+        self.limit_reached = False
+        self.dropped_events = 0
         if path is not None:
             self.live = LiveTrace(path, title, self.meta)
             self.log.listeners.append(self._journal)
@@ -138,6 +157,13 @@ class ConnectionRecording:
         """
         if self.live is None or self.stopped:
             return
+        if self.max_events is not None:
+            if self.live.count >= self.max_events + self.CLOSE_MARGIN:
+                self.dropped_events += 1
+                return
+            if self.live.count + 1 >= self.max_events:
+                self.limit_reached = True
+        written = event
         try:
             try:
                 self.live.append(event)
@@ -145,12 +171,18 @@ class ConnectionRecording:
                 self.dropped_labels += 1
                 if self.dropped_labels == 1:
                     print(f"h3learn: warning: {error} (kept without its labels)", file=sys.stderr)
-                self.live.append(
-                    replace(event, fields=(), summary=f"{event.summary} [labels dropped: {error}]")
+                written = replace(
+                    event, fields=(), summary=f"{event.summary} [labels dropped: {error}]"
                 )
+                self.live.append(written)
         except (OSError, ValueError) as error:
             self.stopped = True
             self._warn(f"journal stopped at event {event.seq}: {error}")
+            return
+        self.journalled(written)
+
+    def journalled(self, event: Event) -> None:
+        """Called with each event as it was written to the journal (a hook for subclasses)."""
 
     def _warn(self, message: str) -> None:
         name = self.live.path.name if self.live is not None else "trace"
@@ -230,18 +262,19 @@ class H3ServerProtocol(QuicConnectionProtocol):
         self.peer = peer
         server = self.server
         odcid = self._quic.original_destination_connection_id
-        path = None
-        if server.record_dir is not None:
-            path = server.record_dir / trace_file_name(peer, odcid, datetime.now(UTC))
-        self.recording = ConnectionRecording(
-            f"h3learn h3-server: connection from {format_address(peer)}",
-            {
-                "odcid": odcid.hex(),
-                "peer_address": format_address(peer),
-                "capture": "h3learn h3-server",
-            },
-            path,
-        )
+        title = f"h3learn h3-server: connection from {format_address(peer)}"
+        meta = {
+            "odcid": odcid.hex(),
+            "peer_address": format_address(peer),
+            "capture": "h3learn h3-server",
+        }
+        if server.recording_factory is not None:
+            self.recording = server.recording_factory(title, meta)
+        else:
+            path = None
+            if server.record_dir is not None:
+                path = server.record_dir / trace_file_name(peer, odcid, datetime.now(UTC))
+            self.recording = ConnectionRecording(title, meta, path)
         server.connection_began(self)
 
     def _start_http3(self) -> None:
@@ -268,6 +301,12 @@ class H3ServerProtocol(QuicConnectionProtocol):
             if bridge is not None and application is not None:
                 for h3_event in bridge.quic_event_received(event):
                     application.event_received(bridge.h3, h3_event)
+                if self.recording.limit_reached and not bridge.h3.closed:
+                    bridge.h3.close(
+                        ErrorCode.H3_EXCESSIVE_LOAD,
+                        f"this connection's capture reached its limit of"
+                        f" {self.recording.max_events} events",
+                    )
                 bridge.transmit_actions()
         except Exception:
             # A bug, not a peer's protocol error (those become CloseConnection actions):
@@ -355,6 +394,8 @@ class H3Server:
     settings: Settings = DEFAULT_SETTINGS
     record_dir: Path | None = None
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    #: Makes each connection's recording instead of ``record_dir`` (h3learn.capture).
+    recording_factory: RecordingFactory | None = None
     #: Called with one line for each connection that begins and ends.
     on_message: Callable[[str], None] = lambda line: None
     connections: set[H3ServerProtocol] = field(default_factory=set)
@@ -418,6 +459,7 @@ async def serve(
     record_dir: Path | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     on_message: Callable[[str], None] = lambda line: None,
+    recording_factory: RecordingFactory | None = None,
 ) -> H3Server:
     """Listen for HTTP/3 on UDP ``host``:``port`` (port 0: any free port, see `address`)."""
     if configuration.alpn_protocols is None:
@@ -431,6 +473,7 @@ async def serve(
         record_dir=record_dir,
         max_connections=max_connections,
         on_message=on_message,
+        recording_factory=recording_factory,
     )
     server.quic_server = await quic_serve(
         host, port, configuration=configuration, create_protocol=server.create_protocol
@@ -687,7 +730,7 @@ async def fetch(
     *,
     insecure: bool = False,
     cafile: str | None = None,
-    record: Path | None = None,
+    record: Path | RecordingFactory | None = None,
     timeout: float = 10.0,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> list[Response]:
@@ -695,7 +738,8 @@ async def fetch(
 
     ``insecure`` skips the certificate check; ``cafile`` trusts the authorities (or the
     self-signed certificate) in that file instead of the system's. ``record`` writes the
-    connection's trace there (one origin only). Each origin gets ``timeout`` seconds for
+    connection's trace there (one origin only), or makes its recording (a
+    `RecordingFactory`, as h3learn.capture does). Each origin gets ``timeout`` seconds for
     connecting and all its responses. Raises FetchError with a one-line reason.
     """
     targets = [parse_url(url) for url in urls]
@@ -730,7 +774,7 @@ async def _fetch_origin(
     method: str,
     data: bytes | None,
     configuration: QuicConfiguration,
-    record: Path | None,
+    record: Path | RecordingFactory | None,
     timeout: float,
     settings: Settings,
 ) -> list[Response]:
@@ -770,7 +814,7 @@ async def _fetch_at(
     method: str,
     data: bytes | None,
     configuration: QuicConfiguration,
-    record: Path | None,
+    record: Path | RecordingFactory | None,
     timeout: float,
     settings: Settings,
 ) -> list[Response]:
@@ -784,19 +828,19 @@ async def _fetch_at(
         sock.close()
         raise
     quic = QuicConnection(configuration=configuration)
-    journal = None
-    if record is not None:
-        journal = record.parent / f".{record.name}.{secrets.token_hex(4)}.journal"
-    recording = ConnectionRecording(
-        f"h3learn get: connection to {peer}",
-        {
-            "odcid": quic.original_destination_connection_id.hex(),
-            "peer_address": peer,
-            "capture": "h3learn get",
-        },
-        journal,
-        record,
-    )
+    title = f"h3learn get: connection to {peer}"
+    meta = {
+        "odcid": quic.original_destination_connection_id.hex(),
+        "peer_address": peer,
+        "capture": "h3learn get",
+    }
+    if callable(record):
+        recording = record(title, meta)
+    else:
+        journal = None
+        if record is not None:
+            journal = record.parent / f".{record.name}.{secrets.token_hex(4)}.journal"
+        recording = ConnectionRecording(title, meta, journal, record)
     transport, protocol = await loop.create_datagram_endpoint(
         lambda: H3ClientProtocol(quic, recording, settings), sock=sock
     )

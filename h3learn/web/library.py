@@ -47,7 +47,7 @@ from h3learn.trace.store import (
     read_text_limited,
     write_trace,
 )
-from h3learn.web.present import search_text, stream_types, summary_of
+from h3learn.web.present import search_text, stream_type_of, stream_types, summary_of
 
 TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -136,6 +136,34 @@ class Entry:
             self._search = [search_text(event) for event in self.events]
         return self._search
 
+    def extend(self, events: list[Event]) -> None:
+        """Append events recorded since (a live capture, h3learn/web/live.py); caches grow too.
+
+        A stream whose type only now becomes known (its ``stream_type_set`` came after the
+        transport's first bytes on it) has its earlier rows retyped.
+        """
+        if not events:
+            return
+        with self._lock:
+            self.trace.events.extend(events)
+            if self._replay is not None:
+                self._replay.extend(events)
+            if self._types is not None:
+                retyped = {}
+                for stream_id, stream_type in stream_types(events).items():
+                    if stream_id not in self._types:
+                        self._types[stream_id] = stream_type
+                        if stream_type != stream_type_of(stream_id, {}):
+                            retyped[stream_id] = stream_type
+                if retyped and self._summaries is not None:
+                    for row in self._summaries:
+                        if row["stream_id"] in retyped:
+                            row["stream_type"] = retyped[row["stream_id"]]
+            if self._summaries is not None:
+                self._summaries.extend(summary_of(event, self.types) for event in events)
+            if self._search is not None:
+                self._search.extend(search_text(event) for event in events)
+
     def listing(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -169,12 +197,14 @@ class TraceLibrary:
             self.examples[example.id] = Entry(
                 example.id, "example", trace, description=example.description
             )
-        #: Other traces by id, asked before the saved ones: the lessons (h3learn/web/lessons.py).
-        self.sources: list[Callable[[str], Entry | None]] = []
         self._saved: dict[str, tuple[tuple[int, int], Entry]] = {}
         #: The listing of each saved trace, kept longer than the entries (it is small).
         self._listings: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
         self._lock = threading.Lock()
+        #: Other places ids are looked up in before the saved traces (lessons,
+        #: h3learn/web/lessons.py; live captures, h3learn/web/live.py): each answers an
+        #: `Entry`, the `Path` of a trace file to read, or None if the id is not one of its own.
+        self.sources: list[Callable[[str], Entry | Path | None]] = []
 
     def path_of(self, trace_id: str) -> Path:
         """The file of a saved trace; `UnknownTrace` for an id that could escape the folder."""
@@ -192,9 +222,14 @@ class TraceLibrary:
             return self.examples[trace_id]
         for source in self.sources:
             found = source(trace_id)
-            if found is not None:
+            if isinstance(found, Entry):
                 return found
-        path = self.path_of(trace_id)
+            if found is not None:
+                return self.read_file(trace_id, found)
+        return self.read_file(trace_id, self.path_of(trace_id))
+
+    def read_file(self, trace_id: str, path: Path) -> Entry:
+        """The entry of a trace file (kept while the file is unchanged)."""
         try:
             stamp = _stamp(path)
         except OSError:

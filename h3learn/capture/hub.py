@@ -1,0 +1,199 @@
+"""The captures of one `h3learn serve` process: live ones in memory, all of them on disk.
+
+Every connection the recording endpoint serves (h3learn/capture/endpoint.py) and every
+fetch made from the Live page (h3learn/capture/fetcher.py) is recorded through a
+`CaptureRecording`, which the transport (h3learn/transport/udp.py) makes through the hub's
+recording factories. A recording
+
+- journals each event as it happens (the crash-safe journal of `ConnectionRecording`, in
+  the captures folder of h3learn/trace/captures.py),
+- keeps the events as written in `LiveCapture.events`, so the web UI reads a running
+  capture from memory, not from disk, and
+- keeps a running `ConnectionSummary` for the list of captures.
+
+Two threads meet here: the asyncio thread of the endpoint appends, the web's threads read.
+Appending to a list and reading its length or a slice are atomic in CPython, and each
+`LiveCapture` has a lock for the rest. The web does not poll each capture: `wait_for_changes`
+blocks until something changed and then says which captures (that is where the batching of
+h3learn/web/live.py starts).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from h3learn.events import Event
+from h3learn.trace.captures import (
+    CLOSED,
+    LIVE,
+    CaptureStore,
+    capture_row,
+    new_capture_id,
+)
+from h3learn.trace.connection_summary import ConnectionSummary
+from h3learn.transport.udp import ConnectionRecording, RecordingFactory
+
+#: Events one capture may hold before its connection is closed (H3_EXCESSIVE_LOAD).
+DEFAULT_MAX_EVENTS = 10_000
+
+
+@dataclass
+class LiveCapture:
+    """A capture whose connection is still running."""
+
+    id: str
+    title: str
+    peer: str | None
+    started: str
+    #: The events as written to the journal, in order (only ever appended to).
+    events: list[Event] = field(default_factory=list)
+    summary: ConnectionSummary = field(default_factory=ConnectionSummary)
+    state: str = LIVE
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def row(self) -> dict[str, Any]:
+        with self.lock:
+            summary = self.summary.to_json()
+        info = {
+            "original_title": self.title,
+            "peer": self.peer,
+            "started": self.started,
+            "state": self.state,
+            "summary": summary,
+        }
+        return capture_row(self.id, info)
+
+
+class CaptureRecording(ConnectionRecording):
+    """One connection's recording, journalled as a capture and visible while it runs."""
+
+    def __init__(self, hub: CaptureHub, capture_id: str, title: str, meta: dict[str, Any]) -> None:
+        meta = meta | {"capture_id": capture_id, "capture_pid": os.getpid()}
+        super().__init__(title, meta, hub.store.path_of(capture_id), max_events=hub.max_events)
+        self.hub = hub
+        self.capture = LiveCapture(
+            capture_id, title, meta.get("peer_address"), str(self.meta["epoch"])
+        )
+        hub.began(self)
+
+    def journalled(self, event: Event) -> None:
+        capture = self.capture
+        capture.events.append(event)
+        with capture.lock:
+            capture.summary.add(event)
+        self.hub.touch(capture.id)
+
+    def finish(self) -> Path | None:
+        was_open = self.live is not None and not self.live.closed
+        path = super().finish()
+        if was_open:
+            self.hub.ended(self, path)
+        return path
+
+
+class CaptureHub:
+    """The captures folder, the live captures, and who wants to hear of their changes."""
+
+    def __init__(self, store: CaptureStore, *, max_events: int = DEFAULT_MAX_EVENTS) -> None:
+        self.store = store
+        self.max_events = max_events
+        self._live: dict[str, LiveCapture] = {}
+        self._lock = threading.Lock()
+        self._changed: set[str] = set()
+        self._removed: set[str] = set()
+        self._wakeup = threading.Condition(self._lock)
+
+    # -- the transport's side -----------------------------------------------------------
+
+    def recording_factory(self) -> RecordingFactory:
+        """What `serve` and `fetch` call for each new connection."""
+
+        def make(title: str, meta: dict[str, Any]) -> ConnectionRecording:
+            return CaptureRecording(self, new_capture_id(), title, meta)
+
+        return make
+
+    def began(self, recording: CaptureRecording) -> None:
+        capture = recording.capture
+        self.store.update_info(
+            capture.id,
+            original_title=capture.title,
+            peer=capture.peer,
+            started=capture.started,
+            state=LIVE,
+        )
+        with self._lock:
+            self._live[capture.id] = capture
+        self.touch(capture.id)
+
+    def ended(self, recording: CaptureRecording, path: Path | None) -> None:
+        """The connection ended: its trace is final (or, with no event at all, gone)."""
+        capture = recording.capture
+        if path is None:
+            self.store.info_path(capture.id).unlink(missing_ok=True)
+        else:
+            with capture.lock:
+                summary = capture.summary.to_json()
+            self.store.update_info(capture.id, state=CLOSED, summary=summary)
+        with self._lock:
+            capture.state = CLOSED
+            self._live.pop(capture.id, None)
+            if path is None:
+                self._removed.add(capture.id)
+            self._changed.add(capture.id)
+            self._wakeup.notify_all()
+
+    def touch(self, capture_id: str) -> None:
+        with self._lock:
+            self._changed.add(capture_id)
+            self._wakeup.notify_all()
+
+    # -- the web's side -----------------------------------------------------------------
+
+    def live(self, capture_id: str) -> LiveCapture | None:
+        with self._lock:
+            return self._live.get(capture_id)
+
+    def live_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._live)
+
+    def removed(self, capture_id: str) -> None:
+        """A capture was deleted (by the user): tell whoever lists them."""
+        with self._lock:
+            self._removed.add(capture_id)
+            self._wakeup.notify_all()
+
+    def wait_for_changes(self, timeout: float) -> tuple[set[str], set[str]]:
+        """Block until some capture changed (or ``timeout``); returns (changed, removed) ids."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not self._changed and not self._removed:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._wakeup.wait(left):
+                    break
+            changed, removed = self._changed, self._removed
+            self._changed, self._removed = set(), set()
+        return changed - removed, removed
+
+    def wake(self) -> None:
+        """Wake `wait_for_changes` (when the web stops)."""
+        with self._lock:
+            self._wakeup.notify_all()
+
+    def row(self, capture_id: str) -> dict[str, Any]:
+        capture = self.live(capture_id)
+        return capture.row() if capture is not None else self.store.row(capture_id)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every capture, newest first: live ones as they are, finished ones from disk."""
+        return [self.row(capture_id) for capture_id in self._ids()]
+
+    def _ids(self) -> list[str]:
+        ids = set(self.store.ids()) | set(self.live_ids())
+        return sorted(ids, reverse=True)

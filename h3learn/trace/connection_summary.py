@@ -1,0 +1,132 @@
+"""What the list of captures shows about one connection, read from its events alone.
+
+A capture is one HTTP/3 connection seen from one endpoint: the server `h3learn serve` runs
+(a browser, ngtcp2 or niquests connected to it) or the project's own client (a fetch from
+the Live page). `ConnectionSummary` is fed the events one at a time, while the connection
+runs or when a saved capture is read again, and answers:
+
+- ``view``: whose events these are (``server`` or ``client``);
+- ``requests``: request streams opened (RFC 9114 §6.1: every client-initiated
+  bidirectional stream carries one request);
+- ``user_agent``: the ``user-agent`` field of the first request (RFC 9110 §10.1.5), as the
+  server's QPACK decoder recovered it (or as this client's encoder sent it), and
+  ``server_software``: the ``server`` field of the first response (RFC 9110 §10.2.4);
+- ``peer_settings``: the SETTINGS the peer announced (RFC 9114 §7.2.4);
+- ``errors``: stream and connection errors, each as one line (``H3_FRAME_UNEXPECTED: ...``);
+- ``closed``: how the connection ended (a ``connection_closed`` or ``connection_error``).
+
+Nothing here parses bytes: headers come from ``headers_decoded`` / ``headers_encoded``
+events, SETTINGS from ``parameters_set`` (docs/events.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3learn.events import Event
+
+#: At most this many error lines are kept (the count goes on).
+MAX_ERROR_LINES = 20
+
+
+def _is_request_section(event: Event) -> bool:
+    """A request's field section, from the endpoint's own point of view."""
+    return (event.endpoint, event.name) in (
+        ("server", "headers_decoded"),
+        ("client", "headers_encoded"),
+    )
+
+
+def _is_response_section(event: Event) -> bool:
+    return (event.endpoint, event.name) in (
+        ("client", "headers_decoded"),
+        ("server", "headers_encoded"),
+    )
+
+
+def header_value(event: Event, name: str) -> str | None:
+    """The value of the first field line called ``name`` in a headers event, or None."""
+    headers = event.data.get("headers")
+    if not isinstance(headers, list):
+        return None
+    for header in headers:
+        if isinstance(header, dict) and header.get("name") == name:
+            value = header.get("value")
+            return value if isinstance(value, str) else None
+    return None
+
+
+@dataclass
+class ConnectionSummary:
+    """The running summary of one connection's events; see the module docstring."""
+
+    view: str | None = None
+    events: int = 0
+    requests: int = 0
+    user_agent: str | None = None
+    server_software: str | None = None
+    peer_settings: list[dict[str, Any]] | None = None
+    error_count: int = 0
+    errors: list[str] = field(default_factory=list)
+    #: ``code_name`` of the close, once the connection has ended (None while it runs).
+    closed: str | None = None
+
+    def add(self, event: Event) -> None:
+        """Take one more event into account."""
+        self.events += 1
+        if self.view is None:
+            self.view = event.endpoint
+        name = event.name
+        if name == "stream_type_set" and event.data.get("stream_type") == "request":
+            self.requests += 1
+        elif name in ("headers_decoded", "headers_encoded"):
+            if self.user_agent is None and _is_request_section(event):
+                self.user_agent = header_value(event, "user-agent")
+            if self.server_software is None and _is_response_section(event):
+                self.server_software = header_value(event, "server")
+        elif name == "parameters_set" and event.data.get("owner") == "remote":
+            if self.peer_settings is None:
+                self.peer_settings = [
+                    {"name": str(item.get("name")), "value": item.get("value")}
+                    for item in event.data.get("settings", [])
+                    if isinstance(item, dict)
+                ]
+        elif name in ("stream_error", "connection_error"):
+            self.error_count += 1
+            if len(self.errors) < MAX_ERROR_LINES:
+                self.errors.append(_error_line(event))
+            if name == "connection_error":
+                self.closed = str(event.data.get("code_name", "error"))
+        elif name == "connection_closed":
+            self.closed = str(event.data.get("code_name", "closed"))
+
+    def add_all(self, events: list[Event]) -> ConnectionSummary:
+        for event in events:
+            self.add(event)
+        return self
+
+    def settings_text(self) -> str:
+        """``QPACK_MAX_TABLE_CAPACITY=65536, ...`` (empty until the peer's SETTINGS came)."""
+        return ", ".join(f"{item['name']}={item['value']}" for item in self.peer_settings or [])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "view": self.view,
+            "events": self.events,
+            "requests": self.requests,
+            "user_agent": self.user_agent,
+            "server_software": self.server_software,
+            "peer_settings": self.peer_settings,
+            "settings_text": self.settings_text(),
+            "error_count": self.error_count,
+            "errors": list(self.errors),
+            "closed": self.closed,
+        }
+
+
+def _error_line(event: Event) -> str:
+    data = event.data
+    where = f"stream {event.stream_id}: " if event.stream_id is not None else ""
+    rule = data.get("rule") or ""
+    return f"{where}{data.get('code_name', 'error')}" + (f": {rule}" if rule else "")
