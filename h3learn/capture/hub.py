@@ -50,6 +50,7 @@ class LiveCapture:
     title: str
     peer: str | None
     started: str
+    meta: dict[str, Any] = field(default_factory=dict)
     #: The events as written to the journal, in order (only ever appended to).
     events: list[Event] = field(default_factory=list)
     summary: ConnectionSummary = field(default_factory=ConnectionSummary)
@@ -77,7 +78,7 @@ class CaptureRecording(ConnectionRecording):
         super().__init__(title, meta, hub.store.path_of(capture_id), max_events=hub.max_events)
         self.hub = hub
         self.capture = LiveCapture(
-            capture_id, title, meta.get("peer_address"), str(self.meta["epoch"])
+            capture_id, title, meta.get("peer_address"), str(self.meta["epoch"]), self.meta
         )
         hub.began(self)
 

@@ -15,6 +15,12 @@ Configuration keys (``create_app({...})``):
     MESSAGE_QUEUE, PUBLIC_URL, CLASSROOM_*   classroom mode (h3learn/web/classroom)
     LESSONS_DIR         the lessons and their RFC annotations (default: those h3learn
                         carries, h3learn.curriculum.catalogue.default_lessons_dir)
+    LIVE_MAX_EVENTS     events per capture before its connection is closed (10,000)
+    LIVE_BATCH_SECONDS  live updates are sent at most this often (0.1)
+    LIVE_FETCH_TIMEOUT  seconds a fetch by the readable client may take (10)
+
+Live capture (h3learn/web/live.py, captures.py, live_socket.py) keeps its captures in
+DATA_DIR/captures; `h3learn serve` attaches the recording HTTP/3 endpoint to it.
 
 Every response carries a Content-Security-Policy that allows scripts, styles and
 connections from this origin only, and no inline script or style at all; the page inserts
@@ -32,7 +38,8 @@ from flask_socketio import SocketIO  # type: ignore[import-untyped]  # no stubs 
 from werkzeug.exceptions import HTTPException
 
 from h3learn.curriculum.catalogue import Curriculum, default_lessons_dir
-from h3learn.web import api, classroom, lessons, pages, rfc_reader
+from h3learn.web import api, classroom, lessons, live, live_socket, pages, rfc_reader
+from h3learn.web.captures import live_service
 from h3learn.web.library import TraceLibrary
 
 socketio = SocketIO()
@@ -75,10 +82,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     curriculum = Curriculum.open(Path(app.config["LESSONS_DIR"] or default_lessons_dir()))
     app.extensions["h3learn_curriculum"] = curriculum
     lessons.install(curriculum, library)
+    app.extensions["h3learn_live"] = live_service(
+        Path(app.config["DATA_DIR"]) / "captures", library, app.config
+    )
     app.register_blueprint(api.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(lessons.bp)
     app.register_blueprint(rfc_reader.bp)
+    app.register_blueprint(live.bp)
     classroom.init_app(app, socketio, library)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_security_headers)
@@ -109,3 +120,4 @@ def _connected() -> None:
 
 socketio.on_event("connect", _connected)
 classroom.register_events(socketio)
+live_socket.register(socketio)

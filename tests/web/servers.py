@@ -101,7 +101,8 @@ def h3learn_serve(data_dir: Path, *options: str) -> Iterator[str]:
     """`h3learn serve` as its own process on a free port; its base URL."""
     port = free_port()
     command = [sys.executable, "-m", "h3learn", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--data-dir", str(data_dir), *options]
+    # --no-h3: the classroom needs no HTTP/3 endpoint, and two processes would want one port.
+    command += ["--port", str(port), "--data-dir", str(data_dir), "--no-h3", *options]
     process = start(command)
     url = f"http://127.0.0.1:{port}"
 

@@ -1,0 +1,185 @@
+"""The Live page, the compare page, and the captures API (docs/web-api.md, "Live capture").
+
+    GET    /live                              how to connect, the readable client's form,
+                                              the list of connections (updated over
+                                              Socket.IO, h3learn/web/live_socket.py)
+    GET    /compare?ids=A,B                   SETTINGS and QPACK use of two or more captures
+    GET    /api/captures                      the endpoint (how to connect) and every capture
+    GET    /api/captures/<id>                 one capture's row and its QPACK profile
+    PATCH  /api/captures/<id>                 rename: {"title": "..."}
+    DELETE /api/captures/<id>                 delete a finished capture (409 while live)
+    GET    /api/captures/compare?ids=A,B      the profiles side by side
+    POST   /api/captures/fetch                {"url", "insecure"?}: the readable client
+                                              fetches it, recorded as a capture (202)
+    GET    /api/captures/fetch/<n>            how that fetch went
+
+A capture opens in the step view at ``/trace/<id>/step/<n>`` and downloads through
+``/api/traces/<id>/download`` like any trace (h3learn/web/captures.py makes it a library
+source). The numbers come from h3learn/trace (`qpack_profile`, `ConnectionSummary`);
+nothing here reads protocol bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
+
+from h3learn.trace.captures import CaptureError, UnknownCapture, is_capture_id
+from h3learn.trace.compare import qpack_profile, setting_names
+from h3learn.trace.store import TraceFormatError
+from h3learn.transport.udp import FetchError
+from h3learn.web.api import ApiError
+from h3learn.web.captures import LiveService
+from h3learn.web.library import Entry
+
+bp = Blueprint("live", __name__)
+
+
+@bp.errorhandler(ApiError)
+def _api_error(error: ApiError) -> tuple[Response, int]:
+    return jsonify(error=error.message), error.status
+
+
+#: The most captures one comparison shows side by side.
+MAX_COMPARE = 8
+
+
+def service() -> LiveService:
+    live: LiveService = current_app.extensions["h3learn_live"]
+    return live
+
+
+def endpoint_info() -> dict[str, Any] | None:
+    """How to connect to the recording endpoint, or None when it is off."""
+    endpoint = service().endpoint
+    if endpoint is None or not endpoint.running:
+        return None
+    options = endpoint.options
+    return endpoint.how_to_connect() | {
+        "limits": {
+            "max_connections": options.max_connections,
+            "idle_timeout": options.idle_timeout,
+            "max_requests": options.max_requests,
+            "max_body_bytes": options.max_body_bytes,
+            "max_field_section_size": options.max_field_section_size,
+            "max_events": service().hub.max_events,
+        }
+    }
+
+
+def capture_entry(capture_id: str) -> Entry:
+    entry = service().entries(capture_id) if is_capture_id(capture_id) else None
+    if entry is None:
+        raise ApiError(404, f"no capture with id {capture_id!r}")
+    return entry
+
+
+def profile_of(capture_id: str) -> dict[str, Any]:
+    entry = capture_entry(capture_id)
+    try:
+        events = entry.full_trace().events
+    except TraceFormatError as error:
+        raise ApiError(400, str(error)) from None
+    row = service().hub.row(capture_id)
+    return {"capture": row, "profile": qpack_profile(events)}
+
+
+def compare_ids() -> list[str]:
+    ids = [part.strip() for part in request.args.get("ids", "").split(",") if part.strip()]
+    if len(ids) < 2:
+        raise ApiError(400, "choose at least two captures to compare ('ids=A,B')")
+    if len(ids) > MAX_COMPARE:
+        raise ApiError(400, f"at most {MAX_COMPARE} captures can be compared, not {len(ids)}")
+    return list(dict.fromkeys(ids))
+
+
+# -- pages ---------------------------------------------------------------------------------
+
+
+@bp.get("/live")
+def live_page() -> str:
+    return render_template("pages/live.html", endpoint=endpoint_info(), captures=service().rows())
+
+
+@bp.get("/compare")
+def compare_page() -> str | tuple[str, int]:
+    try:
+        profiles = [profile_of(capture_id) for capture_id in compare_ids()]
+    except ApiError as error:
+        return render_template("pages/compare.html", error=error.message, profiles=[]), error.status
+    names = setting_names(item["profile"] for item in profiles)
+    return render_template("pages/compare.html", error=None, profiles=profiles, names=names)
+
+
+# -- the API -------------------------------------------------------------------------------
+
+
+@bp.get("/api/captures")
+def list_captures() -> Response:
+    return jsonify(endpoint=endpoint_info(), captures=service().rows())
+
+
+@bp.get("/api/captures/compare")
+def compare() -> Response:
+    profiles = [profile_of(capture_id) for capture_id in compare_ids()]
+    return jsonify(profiles=profiles, setting_names=setting_names(p["profile"] for p in profiles))
+
+
+@bp.get("/api/captures/<capture_id>")
+def capture(capture_id: str) -> Response:
+    return jsonify(profile_of(capture_id))
+
+
+@bp.patch("/api/captures/<capture_id>")
+def rename(capture_id: str) -> Response:
+    body = request.get_json(silent=True)
+    title = body.get("title") if isinstance(body, dict) else None
+    if not isinstance(title, str):
+        raise ApiError(400, 'send {"title": "..."} as JSON')
+    live = service()
+    try:
+        live.hub.store.rename(capture_id, title)
+    except UnknownCapture:
+        raise ApiError(404, f"no capture with id {capture_id!r}") from None
+    except CaptureError as error:
+        raise ApiError(400, str(error)) from None
+    live.hub.touch(capture_id)
+    return jsonify(live.hub.row(capture_id))
+
+
+@bp.delete("/api/captures/<capture_id>")
+def delete(capture_id: str) -> tuple[str, int]:
+    live = service()
+    if live.hub.live(capture_id) is not None:
+        raise ApiError(
+            409, "this connection is still open: its capture can be deleted once it ends"
+        )
+    try:
+        live.hub.store.delete(capture_id)
+    except UnknownCapture:
+        raise ApiError(404, f"no capture with id {capture_id!r}") from None
+    live.entries.forget(capture_id)
+    live.hub.removed(capture_id)
+    return "", 204
+
+
+@bp.post("/api/captures/fetch")
+def start_fetch() -> tuple[Response, int]:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not isinstance(body.get("url"), str):
+        raise ApiError(400, 'send {"url": "https://..."} as JSON')
+    try:
+        job = service().fetcher.start(body["url"], insecure=bool(body.get("insecure")))
+    except FetchError as error:
+        status = 429 if str(error).startswith("busy") else 400
+        raise ApiError(status, str(error)) from None
+    return jsonify(job.to_json()), 202
+
+
+@bp.get("/api/captures/fetch/<int:number>")
+def fetch_job(number: int) -> Response:
+    job = service().fetcher.job(number)
+    if job is None:
+        abort(404, f"no fetch number {number}")
+    return jsonify(job.to_json())
