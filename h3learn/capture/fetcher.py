@@ -115,7 +115,6 @@ class Fetcher:
         make_recording = self.hub.recording_factory()
 
         def record(title: str, meta: dict[str, Any]) -> Any:
-            title = title.replace("h3learn get:", "h3learn client (Live page):", 1)
             recording = make_recording(title, meta | {"capture": "h3learn serve: fetch"})
             job.capture_id = recording.meta.get("capture_id")
             return recording

@@ -115,7 +115,7 @@ class CaptureHub:
         """What `serve` and `fetch` call for each new connection."""
 
         def make(title: str, meta: dict[str, Any]) -> ConnectionRecording:
-            return CaptureRecording(self, new_capture_id(), title, meta)
+            return CaptureRecording(self, new_capture_id(), capture_title(title, meta), meta)
 
         return make
 
@@ -198,3 +198,13 @@ class CaptureHub:
     def _ids(self) -> list[str]:
         ids = set(self.store.ids()) | set(self.live_ids())
         return sorted(ids, reverse=True)
+
+
+def capture_title(title: str, meta: dict[str, Any]) -> str:
+    """A capture's first title: who connected, or whom the readable client fetched from."""
+    peer = meta.get("peer_address")
+    if peer is None:
+        return title
+    if meta.get("capture") == "h3learn h3-server":
+        return f"Connection from {peer}"
+    return f"Readable client to {peer}"

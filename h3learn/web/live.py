@@ -99,7 +99,9 @@ def compare_ids() -> list[str]:
 
 @bp.get("/live")
 def live_page() -> str:
-    return render_template("pages/live.html", endpoint=endpoint_info(), captures=service().rows())
+    return render_template(
+        "pages/live.html", endpoint=endpoint_info(), fetch_timeout=service().fetcher.timeout
+    )
 
 
 @bp.get("/compare")

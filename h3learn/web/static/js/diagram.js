@@ -131,6 +131,28 @@ export class Diagram {
     return promise;
   }
 
+  // A live capture grew to `count` steps; `rows` are the new steps' rows (or [] when the
+  // batch was too large to carry them: they are fetched when they scroll into view).
+  async grow(count, rows) {
+    this.count = count;
+    if (this.filter) {
+      const last = Math.max(0, Math.floor((this.total - 1) / PAGE));
+      this.pages.delete(last);
+      const answer = await this.page(last);
+      if (!answer) return;
+      this.total = answer.total;
+    } else {
+      for (const row of rows) {
+        const page = this.pages.get(Math.floor(row.seq / PAGE));
+        if (page && page.events.length === row.seq % PAGE) page.events.push(row);
+      }
+      this.total = count;
+    }
+    this.spacer.style.height = `${this.total * this.rowHeight}px`;
+    this.counter.textContent = this.filter ? `${this.total} matching steps` : `${this.total} steps`;
+    this.render();
+  }
+
   rowAt(position) {
     const answer = this.pages.get(Math.floor(position / PAGE));
     return answer ? answer.events[position % PAGE] : undefined;
@@ -221,7 +243,12 @@ export class Diagram {
       if (this.nodes.has(position)) continue;
       const row = this.rowAt(position);
       if (row === undefined) {
-        this.page(Math.floor(position / PAGE)).catch(() => {}); // setFilter reports errors
+        const index = Math.floor(position / PAGE);
+        const short = this.pages.get(index);
+        if (short && short.events.length < PAGE && index * PAGE + short.events.length < this.total) {
+          this.pages.delete(index); // fetched before a live capture grew past it
+        }
+        this.page(index).catch(() => {}); // setFilter reports errors
         continue;
       }
       const node = this.makeRow(row);

@@ -4,6 +4,7 @@
 import { renderBytes, link } from "./bytes.js";
 import { Diagram } from "./diagram.js";
 import { clear, getJSON, h } from "./dom.js";
+import { followCapture } from "./capture_follow.js";
 import { connectLive } from "./live.js";
 import { renderState } from "./state.js";
 import { renderAnnotations } from "./rfc_notes.js";
@@ -13,7 +14,7 @@ const root = document.getElementById("stepper");
 const traceId = root.dataset.trace;
 // Where each step lives: /trace/<id>/step/<n>, or /lesson/<id>/step/<n> on a lesson's page.
 const base = root.dataset.base || `/trace/${encodeURIComponent(traceId)}`;
-const count = Number(root.dataset.count);
+let count = Number(root.dataset.count); // grows while a live capture runs (capture_follow.js)
 const $ = (id) => document.getElementById(id);
 
 const cache = new Map();
@@ -122,6 +123,10 @@ function render(answer) {
   renderBytes($("bytes"), event);
   renderRfc(event);
   renderState($("state"), answer.state, answer.changed);
+  updateButtons();
+}
+
+function updateButtons() {
   for (const [id, disabled] of [["first", current === 0], ["prev", current === 0],
     ["next", current === count - 1], ["last", current === count - 1]]) {
     $(id).disabled = disabled;
@@ -296,3 +301,19 @@ export const stepper = {
 diagram.setFilter("");
 go(current, { by: "load" });
 connectLive($("live-status"));
+if (root.dataset.capture) {
+  followCapture({
+    traceId,
+    count: () => count,
+    before: document.querySelector(".controls"),
+    onGrow: (total, rows, follow) => {
+      const atEnd = current === count - 1;
+      count = total;
+      $("step-count").textContent = `of ${count}`;
+      $("jump").max = String(count - 1);
+      diagram.grow(count, rows);
+      updateButtons();
+      if (follow && atEnd) go(count - 1);
+    },
+  });
+}

@@ -1,0 +1,195 @@
+// The Live page: the list of connections, updated over Socket.IO (namespace /live, room
+// "captures"), the readable client's fetch form, rename, delete, export and compare.
+// Every value shown comes from the API (rows are computed in h3learn/trace); header values
+// from real clients are untrusted and are inserted as text only (dom.js).
+import { clear, getJSON, h, syncChildren } from "./dom.js";
+import { connectCaptures } from "./live.js";
+
+const $ = (id) => document.getElementById(id);
+const rows = new Map(); // id -> row
+const selected = new Set();
+const renaming = new Set();
+
+function started(text) {
+  if (!text) return "";
+  const when = new Date(text);
+  return Number.isNaN(when.getTime()) ? text : when.toLocaleTimeString();
+}
+
+function stateBadge(row) {
+  const label = row.state === "live" ? "live" : row.state === "closed" ? `closed${row.closed ? ` (${row.closed})` : ""}` : row.state;
+  return h("span", { class: `state-badge ${row.state}` }, label);
+}
+
+function exportLinks(row) {
+  const base = `/api/traces/${encodeURIComponent(row.id)}/download?format=`;
+  return [["native", "native"], ["qlog", "qlog"], ["qlog-0.3", "qlog 0.3"]].map(([format, label]) =>
+    h("a", { href: base + format, download: "", class: "export", title: `Download as ${label}` }, label));
+}
+
+function buildRow(row) {
+  const stepLink = row.events
+    ? h("a", { href: `/trace/${encodeURIComponent(row.id)}/step/0`, class: "open" }, row.title)
+    : h("span", {}, row.title);
+  const box = h("input", { type: "checkbox", class: "select", "aria-label": `select ${row.title}` });
+  box.checked = selected.has(row.id);
+  box.addEventListener("change", () => {
+    if (box.checked) selected.add(row.id); else selected.delete(row.id);
+    updateCompare();
+  });
+  const rename = h("button", { type: "button", class: "rename" }, "Rename");
+  rename.addEventListener("click", () => { renaming.add(row.id); render(); });
+  const remove = h("button", { type: "button", class: "delete", disabled: row.state === "live" }, "Delete");
+  remove.addEventListener("click", () => deleteCapture(row));
+  const actions = h("td", { class: "actions" }, rename, remove, " Export: ", exportLinks(row));
+  if (renaming.has(row.id)) actions.append(renameForm(row));
+  const agent = row.view === "client"
+    ? `h3learn client → ${row.server_software || "unknown server"}`
+    : row.user_agent || "(no request yet)";
+  return h("tr", { class: `capture state-${row.state}`, data: { id: row.id } },
+    h("td", {}, box),
+    h("td", {}, stateBadge(row)),
+    h("td", {}, stepLink, h("div", { class: "muted" }, row.view === "client" ? "the client's view" : "the server's view")),
+    h("td", { class: "agent" }, h("div", { class: "user-agent" }, agent),
+      row.settings_text ? h("div", { class: "settings" }, `SETTINGS: ${row.settings_text}`) : null),
+    h("td", {}, started(row.started)),
+    h("td", { class: "num requests" }, row.requests ?? 0),
+    h("td", { class: `num ${row.error_count ? "errors-cell" : ""}`, title: (row.errors || []).join("\n") }, row.error_count ?? 0),
+    h("td", { class: "num steps" }, row.events ?? 0),
+    actions);
+}
+
+function renameForm(row) {
+  const input = h("input", { type: "text", value: row.title, maxlength: "200", "aria-label": "new title" });
+  const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit" }, "Save"));
+  const cancel = h("button", { type: "button" }, "Cancel");
+  cancel.addEventListener("click", () => { renaming.delete(row.id); render(); });
+  form.append(cancel);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const answer = await send(`/api/captures/${encodeURIComponent(row.id)}`, "PATCH", { title: input.value });
+    if (answer) {
+      renaming.delete(row.id);
+      update([answer], []);
+    }
+  });
+  setTimeout(() => input.focus(), 0);
+  return form;
+}
+
+async function send(url, method, body) {
+  $("capture-error").hidden = true;
+  let response;
+  let answer = null;
+  try {
+    response = await fetch(url, { method, headers: { "Content-Type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+    if (response.status !== 204) answer = await response.json();
+  } catch (failure) {
+    answer = { error: failure.message };
+  }
+  if (!response || !response.ok) {
+    $("capture-error").textContent = answer && answer.error ? answer.error : "the request failed";
+    $("capture-error").hidden = false;
+    return null;
+  }
+  return answer || {};
+}
+
+async function deleteCapture(row) {
+  if (!window.confirm(`Delete the capture “${row.title}”?`)) return;
+  if (await send(`/api/captures/${encodeURIComponent(row.id)}`, "DELETE")) update([], [row.id]);
+}
+
+function render() {
+  const ordered = [...rows.values()].sort((a, b) =>
+    String(b.started || "").localeCompare(String(a.started || "")) || b.id.localeCompare(a.id));
+  syncChildren($("capture-rows"), ordered.map((row) => ({
+    key: row.id,
+    sig: JSON.stringify([row, selected.has(row.id), renaming.has(row.id)]),
+    build: () => buildRow(row),
+  })));
+  const live = ordered.filter((row) => row.state === "live").length;
+  $("capture-count").textContent = `${ordered.length} captures, ${live} live`;
+  $("no-captures").hidden = ordered.length > 0;
+}
+
+function updateCompare() {
+  for (const id of [...selected]) if (!rows.has(id)) selected.delete(id);
+  $("compare-button").disabled = selected.size < 2;
+  $("compare-button").textContent = selected.size ? `Compare selected (${selected.size})` : "Compare selected";
+}
+
+function update(changed, removed) {
+  for (const row of changed) rows.set(row.id, row);
+  for (const id of removed) rows.delete(id);
+  updateCompare();
+  render();
+}
+
+$("compare-button").addEventListener("click", () => {
+  window.location.assign(`/compare?ids=${[...selected].map(encodeURIComponent).join(",")}`);
+});
+
+// -- the readable client ---------------------------------------------------------------
+
+$("fetch-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const result = $("fetch-result");
+  result.className = "";
+  result.textContent = "Fetching…";
+  const job = await postFetch({ url: $("fetch-url").value, insecure: $("fetch-insecure").checked });
+  if (job.error) {
+    result.className = "error";
+    result.textContent = `Could not fetch: ${job.error}`;
+    return;
+  }
+  let state = job;
+  const deadline = Date.now() + 60000;
+  while (state.state === "running" && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    try {
+      state = await getJSON(`/api/captures/fetch/${state.id}`);
+    } catch (failure) {
+      state = { state: "failed", error: failure.message };
+    }
+  }
+  clear(result);
+  if (state.state === "done") {
+    result.append(`${state.url}: HTTP/3 ${state.status}, ${state.body_bytes} bytes. `);
+  } else {
+    result.className = "error";
+    result.append(`Fetch failed: ${state.error || "no answer"}. `);
+  }
+  if (state.capture) {
+    result.append(h("a", { href: `/trace/${encodeURIComponent(state.capture)}/step/0`, id: "fetch-capture" }, "Step through its connection"));
+  }
+});
+
+async function postFetch(body) {
+  try {
+    const response = await fetch("/api/captures/fetch", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    return await response.json();
+  } catch (failure) {
+    return { error: failure.message };
+  }
+}
+
+// -- live updates ------------------------------------------------------------------------
+
+getJSON("/api/captures").then((answer) => update(answer.captures, [])).catch((failure) => {
+  $("capture-error").textContent = `Could not list the captures: ${failure.message}`;
+  $("capture-error").hidden = false;
+});
+connectCaptures($("live-status"), (socket) => {
+  socket.emit("watch_list", {}, (answer) => {
+    if (answer && answer.captures) {
+      rows.clear();
+      update(answer.captures, []);
+    }
+  });
+  if (!socket.h3learnListening) {
+    socket.h3learnListening = true;
+    socket.on("captures", (batch) => update(batch.captures, batch.removed));
+  }
+});
