@@ -7,7 +7,8 @@ runs or when a saved capture is read again, and answers:
 
 - ``view``: whose events these are (``server`` or ``client``);
 - ``requests``: request streams opened (RFC 9114 §6.1: every client-initiated
-  bidirectional stream carries one request);
+  bidirectional stream carries one request), counted in the events of ``view`` (a trace
+  of both endpoints, such as an example, would otherwise count each twice);
 - ``user_agent``: the ``user-agent`` field of the first request (RFC 9110 §10.1.5), as the
   server's QPACK decoder recovered it (or as this client's encoder sent it), and
   ``server_software``: the ``server`` field of the first response (RFC 9110 §10.2.4);
@@ -79,7 +80,7 @@ class ConnectionSummary:
             self.view = event.endpoint
         name = event.name
         if name == "stream_type_set" and event.data.get("stream_type") == "request":
-            self.requests += 1
+            self.requests += event.endpoint == self.view
         elif name in ("headers_decoded", "headers_encoded"):
             if self.user_agent is None and _is_request_section(event):
                 self.user_agent = header_value(event, "user-agent")

@@ -271,3 +271,33 @@ def test_changed_paths_names_entries_ids_and_lists() -> None:
         "t.blocked_streams.8",
         "t.l",
     ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_replay_extended_piece_by_piece_answers_as_one_made_from_the_whole_trace(
+    seed: int,
+) -> None:
+    """A live capture grows while it is viewed (Replay.extend); no answer may differ.
+
+    The pieces are cut at random, including between a decoder instruction and the
+    ``state_updated`` that reports its effect, and steps are asked for in between.
+    """
+    events, _ = live_qpack_exchange(qif_requests(count=12), 256, 100, True, frozenset({2}))
+    whole = Replay(events)
+    rng = random.Random(seed)
+    growing = Replay(events[:1], snapshot_every=4, on_demand=True)
+    asked: list[int] = []
+    while len(growing) < len(events):
+        size = rng.randint(1, 6)
+        growing.extend(events[len(growing) : len(growing) + size])
+        # From a decoder instruction whose report has not arrived yet, the states may differ
+        # until it does (its effect is shown at the instruction meanwhile).
+        settled = min(growing._waiting.values(), default=len(growing))
+        for _ in range(2):
+            step = rng.randrange(len(growing))
+            asked.append(step)
+            if step < settled:
+                assert growing.state_after(step) == whole.state_after(step), step
+    for step in range(len(events)):
+        assert growing.state_after(step) == whole.state_after(step), step
+    assert asked
