@@ -57,10 +57,12 @@ class LiveCapture:
     state: str = LIVE
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def row(self) -> dict[str, Any]:
+    def row(self, title: str | None = None) -> dict[str, Any]:
+        """The list's row; ``title`` is one the user gave it (the info file's)."""
         with self.lock:
             summary = self.summary.to_json()
         info = {
+            "title": title,
             "original_title": self.title,
             "peer": self.peer,
             "started": self.started,
@@ -189,7 +191,9 @@ class CaptureHub:
 
     def row(self, capture_id: str) -> dict[str, Any]:
         capture = self.live(capture_id)
-        return capture.row() if capture is not None else self.store.row(capture_id)
+        if capture is None:
+            return self.store.row(capture_id)
+        return capture.row(self.store.info(capture_id).get("title"))
 
     def rows(self) -> list[dict[str, Any]]:
         """Every capture, newest first: live ones as they are, finished ones from disk."""

@@ -86,12 +86,13 @@ def profile_of(capture_id: str) -> dict[str, Any]:
 
 
 def compare_ids() -> list[str]:
-    ids = [part.strip() for part in request.args.get("ids", "").split(",") if part.strip()]
+    parts = request.args.get("ids", "").split(",")
+    ids = list(dict.fromkeys(part.strip() for part in parts if part.strip()))
     if len(ids) < 2:
         raise ApiError(400, "choose at least two captures to compare ('ids=A,B')")
     if len(ids) > MAX_COMPARE:
         raise ApiError(400, f"at most {MAX_COMPARE} captures can be compared, not {len(ids)}")
-    return list(dict.fromkeys(ids))
+    return ids
 
 
 # -- pages ---------------------------------------------------------------------------------
