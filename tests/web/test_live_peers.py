@@ -148,8 +148,8 @@ def test_chromium_loads_a_page_and_favicon_and_the_ui_watches_it_live(
         peer.close()
     # The browser is gone: its close (or the idle timeout, 8 s) ends the connection.
     live_page.wait_for_function(
-        """id => [...document.querySelectorAll('#capture-rows tr')].some(row =>
-            row.dataset.id === id && row.querySelector('.state-badge').textContent.startsWith('closed'))""",
+        """id => [...document.querySelectorAll('#capture-rows tr')].some(row => row.dataset.id
+            === id && row.querySelector('.state-badge').textContent.startsWith('closed'))""",
         arg=row["id"],
         timeout=TIMEOUT_MS,
     )
@@ -239,9 +239,9 @@ def test_the_readable_client_fetches_from_gtlsserver_through_the_live_page(
     (docroot / "hello.txt").write_text("hello from gtlsserver\n")
     port = free_udp_port()
     key = serve.data_dir / "key.pem"
+    command = [gtlsserver_path(), "--no-quic-dump", "-q", "-d", str(docroot), "127.0.0.1"]
     process = subprocess.Popen(
-        [gtlsserver_path(), "--no-quic-dump", "-q", "-d", str(docroot), "127.0.0.1", str(port)]
-        + [str(key), str(serve.cert)],
+        [*command, str(port), str(key), str(serve.cert)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
