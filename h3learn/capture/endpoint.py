@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,8 +203,36 @@ class LiveEndpoint:
             return
         self.server = server
         self.address = server.address
+        _enlarge_receive_buffer(server)
         self._ready.set()
         try:
             await self._stop.wait()
         finally:
             await server.close()
+
+
+#: Bytes the kernel may hold for the endpoint's UDP socket while Python is busy.
+RECEIVE_BUFFER = 4 * 1024 * 1024
+
+
+def _enlarge_receive_buffer(server: H3Server) -> None:
+    """Ask for a larger UDP receive buffer than the kernel's default (some 200 KB).
+
+    Every connection of the endpoint shares one socket, and the Python that reads it also
+    records and journals every event; under a burst (fifty clients connecting at once) a
+    small buffer overflows and datagrams are dropped. QUIC recovers lost data, but not a
+    lost CONNECTION_CLOSE (RFC 9000 §10.2): that connection then ends only by its idle
+    timeout. A larger buffer makes that rare. Best effort: the kernel may cap the size.
+    """
+    transport = server.quic_server._transport if server.quic_server is not None else None
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return
+    for option in (getattr(socket, "SO_RCVBUFFORCE", None), socket.SO_RCVBUF):
+        if option is None:
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, option, RECEIVE_BUFFER)
+            return
+        except OSError:
+            continue

@@ -14,7 +14,8 @@ runs or when a saved capture is read again, and answers:
   ``server_software``: the ``server`` field of the first response (RFC 9110 §10.2.4);
 - ``peer_settings``: the SETTINGS the peer announced (RFC 9114 §7.2.4);
 - ``errors``: stream and connection errors, each as one line (``H3_FRAME_UNEXPECTED: ...``);
-- ``closed``: how the connection ended (a ``connection_closed`` or ``connection_error``).
+- ``closed``: how the connection ended (a ``connection_closed`` or ``connection_error``;
+  ``idle timeout`` when QUIC dropped a silent connection, which is not counted as an error).
 
 Nothing here parses bytes: headers come from ``headers_decoded`` / ``headers_encoded``
 events, SETTINGS from ``parameters_set`` (docs/events.md).
@@ -93,6 +94,8 @@ class ConnectionSummary:
                     for item in event.data.get("settings", [])
                     if isinstance(item, dict)
                 ]
+        elif name == "connection_error" and _idle_timeout(event):
+            self.closed = "idle timeout"
         elif name in ("stream_error", "connection_error"):
             self.error_count += 1
             if len(self.errors) < MAX_ERROR_LINES:
@@ -124,6 +127,15 @@ class ConnectionSummary:
             "errors": list(self.errors),
             "closed": self.closed,
         }
+
+
+def _idle_timeout(event: Event) -> bool:
+    """QUIC dropped a silent connection (RFC 9000 §10.1): an ending, not a broken rule.
+
+    aioquic reports it as a close with INTERNAL_ERROR and the reason "Idle timeout"; the
+    trace keeps what QUIC said, the list calls it what it is.
+    """
+    return event.data.get("layer") == "quic" and event.data.get("rule") == "Idle timeout"
 
 
 def _error_line(event: Event) -> str:

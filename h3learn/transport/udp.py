@@ -256,6 +256,20 @@ class H3ServerProtocol(QuicConnectionProtocol):
         if self.recording is None:
             self._begin(addr)
         super().datagram_received(data, addr)
+        self._end_when_closing()
+
+    def _end_when_closing(self) -> None:
+        """End the connection's recording as soon as a CONNECTION_CLOSE was sent or received.
+
+        RFC 9000 §10.2: from then on the connection only lingers (closing or draining, three
+        PTOs) so that stray packets are answered or ignored; nothing more happens in HTTP/3.
+        aioquic reports the end (ConnectionTerminated) only after that period, which under
+        load (a PTO of seconds) kept a finished connection "live" for most of a minute. The
+        event aioquic will deliver then is the one handled here, so it is handled once.
+        """
+        close = self._quic._close_event
+        if close is not None and not self.finished:
+            self.quic_event_received(close)
 
     def _begin(self, peer: NetworkAddress) -> None:
         """The first packet: the peer's address is known; start the recording."""
