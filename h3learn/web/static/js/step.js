@@ -287,7 +287,7 @@ window.addEventListener("popstate", (event) => {
 const stepListeners = [];
 export const stepper = {
   traceId,
-  count,
+  get count() { return count; }, // a live capture's grows
   get current() { return current; },
   // Show a step for someone else (a teacher being followed): play stops, listeners hear "room".
   show(step) {
