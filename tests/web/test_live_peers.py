@@ -138,11 +138,20 @@ def test_chromium_loads_a_page_and_favicon_and_the_ui_watches_it_live(
         )
         step.bring_to_front()
         step.click("#last")
-        step.wait_for_function(
+        at_the_end = (
             "() => document.getElementById('step-number').textContent"
-            " === String(Number(document.getElementById('jump').max))",
+            " === String(Number(document.getElementById('jump').max))"
+        )
+        step.wait_for_function(at_the_end, timeout=TIMEOUT_MS)
+        # "Follow the newest step": the page moves to each new last step by itself.
+        last = int(step.text_content("#step-number"))
+        step.check("#follow-capture")
+        page.goto(serve.origin + "/followed")
+        step.wait_for_function(
+            f"() => Number(document.getElementById('step-number').textContent) > {last}",
             timeout=TIMEOUT_MS,
         )
+        step.wait_for_function(at_the_end, timeout=TIMEOUT_MS)
         step.screenshot(path="/tmp/h3learn-live-capture.png", full_page=True)
     finally:
         peer.close()
@@ -161,7 +170,8 @@ def test_chromium_loads_a_page_and_favicon_and_the_ui_watches_it_live(
         for header in event.data["headers"]
         if header["name"] == ":path"
     ]
-    assert paths[:2] == ["/", "/favicon.ico"] or set(paths) >= {"/", "/favicon.ico", "/another"}
+    assert paths[:2] == ["/", "/favicon.ico"]
+    assert set(paths) >= {"/another", "/followed"}
     profile = api(serve, f"/api/captures/{row['id']}")["profile"]
     assert profile["first_dynamic_section"] == 1, "Chromium uses the dynamic table at once"
 

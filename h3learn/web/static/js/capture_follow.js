@@ -5,8 +5,9 @@
 import { h } from "./dom.js";
 import { connectCaptures } from "./live.js";
 
-// onGrow(count, rows) is called with the new number of steps and the new diagram rows
-// (possibly empty: a large batch sends only the count).
+// onGrow(count, rows, follow) is called with the new number of steps and the new diagram rows
+// (possibly empty: a large batch sends only the count) and whether to follow: show the
+// newest step.
 export function followCapture({ traceId, count, before, onGrow }) {
   const status = h("span", { class: "live-capture-status", role: "status" }, "live capture: connecting…");
   const followBox = h("input", { type: "checkbox", id: "follow-capture" });
@@ -17,6 +18,10 @@ export function followCapture({ traceId, count, before, onGrow }) {
     status);
   before.before(banner);
   let total = count();
+  // Ticking the box goes to the newest step at once; from then on every batch moves there.
+  followBox.addEventListener("change", () => {
+    if (followBox.checked) onGrow(total, [], true);
+  });
   const show = (state) => {
     banner.dataset.state = state;
     document.getElementById("capture-state").textContent =

@@ -307,13 +307,12 @@ if (root.dataset.capture) {
     count: () => count,
     before: document.querySelector(".controls"),
     onGrow: (total, rows, follow) => {
-      const atEnd = current === count - 1;
       count = total;
       $("step-count").textContent = `of ${count}`;
       $("jump").max = String(count - 1);
       diagram.grow(count, rows);
       updateButtons();
-      if (follow && atEnd) go(count - 1);
+      if (follow) go(count - 1);
     },
   });
 }
