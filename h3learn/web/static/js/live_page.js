@@ -109,7 +109,7 @@ function render() {
     build: () => buildRow(row),
   })));
   const live = ordered.filter((row) => row.state === "live").length;
-  $("capture-count").textContent = `${ordered.length} captures, ${live} live`;
+  $("capture-count").textContent = `${ordered.length} capture${ordered.length === 1 ? "" : "s"}, ${live} live`;
   $("no-captures").hidden = ordered.length > 0;
 }
 
