@@ -389,8 +389,14 @@ class _Exporter:
 
 
 def _setting(item: dict[str, Any]) -> dict[str, Any]:
-    """h3-events HTTP3Setting: a known name, "reserved", or "unknown" with the identifier."""
+    """h3-events HTTP3Setting: a known name, "reserved", or "unknown" with the identifier.
+
+    A SETTINGS frame recorded by H3Connection already holds its settings in this shape
+    (h3learn.h3.settings.qlog_setting); an item with an ``id`` is converted.
+    """
     identifier = item.get("id")
+    if identifier is None and isinstance(item.get("name"), str):
+        return dict(item)
     if identifier in SETTING_NAMES:
         return {"name": SETTING_NAMES[identifier], "value": item.get("value")}
     if isinstance(identifier, int) and (

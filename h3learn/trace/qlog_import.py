@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,14 +62,13 @@ QlogSource = dict[str, Any] | str | os.PathLike[str] | Sequence[str | os.PathLik
 def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Trace:
     """Import aioquic qlog: a parsed dict, a .qlog file, a directory of them, or a list."""
     documents = _documents(source, max_bytes)
-    records: list[tuple[float, int, int, str, dict[str, Any]]] = []
+    records: list[Record] = []
     connection_ids: list[str] = []
-    skipped: Counter[str] = Counter()
     trace_number = 0
     for name, document in documents:
         for position, qlog_trace in enumerate(_traces(document, name)):
             where = f"{name}: trace {position}"
-            endpoint = _vantage_point(qlog_trace, where)
+            endpoint = vantage_point(qlog_trace, where)
             common = qlog_trace.get("common_fields", {})
             if isinstance(common, dict) and isinstance(common.get("ODCID"), str):
                 connection_ids.append(common["ODCID"])
@@ -77,14 +76,7 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
                 records.append((time, trace_number, number, endpoint, event))
             trace_number += 1
     records.sort(key=lambda record: record[:3])
-    start = records[0][0] if records else 0.0
-    events: list[Event] = []
-    for time, _, _, endpoint, event in records:
-        converted = _convert(len(events), time - start, endpoint, event)
-        if converted is None:
-            skipped[event["name"]] += 1
-        else:
-            events.append(converted)
+    events, skipped = convert_in_order(records, _convert)
     unique_ids = sorted(set(connection_ids))
     meta: dict[str, Any] = {
         "source": f"aioquic qlog {QLOG_VERSION}",
@@ -98,7 +90,8 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
     elif len(unique_ids) > 1:
         warnings.append(f"the traces come from {len(unique_ids)} connections: {unique_ids}")
     created = None
-    if records and start > 1e12:  # milliseconds since 1970, as aioquic writes them
+    start = records[0][0] if records else 0.0
+    if start > 1e12:  # milliseconds since 1970, as aioquic writes them
         created = datetime.fromtimestamp(start / 1000, UTC).isoformat(timespec="milliseconds")
         meta["epoch"] = created
     title = f"aioquic qlog {unique_ids[0]}" if len(unique_ids) == 1 else "aioquic qlog"
@@ -141,7 +134,30 @@ def _traces(document: Any, name: str) -> list[dict[str, Any]]:
     return traces
 
 
-def _vantage_point(qlog_trace: dict[str, Any], where: str) -> str:
+#: A qlog event ready to convert: (time in ms, trace number, position in its trace,
+#: endpoint, {"name", "data"}), in the order the trace should have.
+Record = tuple[float, int, int, str, dict[str, Any]]
+
+
+def convert_in_order(
+    records: Sequence[Record], convert: Callable[[int, float, str, dict[str, Any]], Event | None]
+) -> tuple[list[Event], Counter[str]]:
+    """The records as events (seq from 0, time from the first record), and the names of
+    those ``convert`` left out, counted."""
+    start = records[0][0] if records else 0.0
+    events: list[Event] = []
+    skipped: Counter[str] = Counter()
+    for time, _, _, endpoint, event in records:
+        converted = convert(len(events), time - start, endpoint, event)
+        if converted is None:
+            skipped[event["name"]] += 1
+        else:
+            events.append(converted)
+    return events, skipped
+
+
+def vantage_point(qlog_trace: dict[str, Any], where: str) -> str:
+    """The endpoint a qlog trace was written by; only "client" and "server" are imported."""
     vantage_point = qlog_trace.get("vantage_point")
     kind = vantage_point.get("type") if isinstance(vantage_point, dict) else None
     if kind not in ENDPOINTS:
@@ -163,15 +179,7 @@ def _timed_events(qlog_trace: dict[str, Any], where: str) -> list[tuple[float, d
     timed = []
     previous = float(reference)
     for number, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise TraceFormatError(f"{where}: event {number}: not an object")
-        name, time, data = event.get("name"), event.get("time"), event.get("data", {})
-        if not isinstance(name, str) or ":" not in name:
-            raise TraceFormatError(f"{where}: event {number}: 'name' is not 'category:event'")
-        if not isinstance(time, int | float) or isinstance(time, bool):
-            raise TraceFormatError(f"{where}: event {number}: 'time' is not a number")
-        if not isinstance(data, dict):
-            raise TraceFormatError(f"{where}: event {number}: 'data' is not an object")
+        name, time, data = checked_event(event, f"{where}: event {number}")
         if time_format == "delta":
             previous += time
             time = previous
@@ -179,6 +187,20 @@ def _timed_events(qlog_trace: dict[str, Any], where: str) -> list[tuple[float, d
             time = reference + time
         timed.append((float(time), {"name": name, "data": data}))
     return timed
+
+
+def checked_event(event: Any, where: str) -> tuple[str, float, dict[str, Any]]:
+    """A qlog event's ``name`` ("category:event"), ``time`` and ``data``, each checked."""
+    if not isinstance(event, dict):
+        raise TraceFormatError(f"{where}: not an object")
+    name, time, data = event.get("name"), event.get("time"), event.get("data", {})
+    if not isinstance(name, str) or ":" not in name:
+        raise TraceFormatError(f"{where}: 'name' is not 'category:event'")
+    if not isinstance(time, int | float) or isinstance(time, bool):
+        raise TraceFormatError(f"{where}: 'time' is not a number")
+    if not isinstance(data, dict):
+        raise TraceFormatError(f"{where}: 'data' is not an object")
+    return name, float(time), data
 
 
 # -- one event --------------------------------------------------------------------------

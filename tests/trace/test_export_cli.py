@@ -111,8 +111,8 @@ def test_standard_output(native: Path, capsys: pytest.CaptureFixture[str]) -> No
     [
         (None, "cannot read .*missing.json: No such file or directory"),
         ("not json", "missing.json: not JSON"),
-        ('{"hello": 1}', "neither an h3learn trace, a capture journal nor an aioquic qlog"),
-        ('{"file_schema": "urn:ietf:params:qlog:file:contained"}', "a current-draft qlog file"),
+        ('{"hello": 1}', "neither an h3learn trace, a capture journal nor a qlog file"),
+        ('{"file_schema": "urn:ietf:params:qlog:file:contained"}', "'traces' is not a list"),
         ('{"format": "h3learn-trace", "version": 9}', "version 9 is not supported"),
     ],
 )

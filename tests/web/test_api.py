@@ -16,7 +16,7 @@ from flask.testing import FlaskClient
 from web_helpers import UPLOAD_LIMIT, XSS_PROBE, make_app, probe_step, save_probe_trace
 
 from h3learn.scenarios.examples import EXAMPLES
-from h3learn.trace.qlog import to_qlog_03
+from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, read_trace, trace_document
 from h3learn.web import socketio
 
@@ -220,6 +220,18 @@ def test_an_aioquic_qlog_uploads(client: FlaskClient) -> None:
     status, answer = upload(client, json.dumps(qlog).encode(), "client.qlog")
     assert status == 201, answer
     assert answer["source_kind"] == "aioquic-qlog" and answer["events"] > 0
+
+
+def test_a_current_draft_qlog_uploads_with_its_bytes(client: FlaskClient) -> None:
+    events = EXAMPLES[0].record()
+    trace = Trace(title="draft", meta={}, events=events, created="2026-01-01")
+    status, answer = upload(client, json.dumps(to_qlog(trace)).encode(), "both.qlog")
+    assert status == 201, answer
+    assert answer["source_kind"] == "qlog" and answer["events"] == len(events)
+    assert answer["warnings"] and "same time" in answer["warnings"][0]
+    steps = [client.get(f"/api/traces/{answer['id']}/steps/{n}").get_json() for n in range(5)]
+    frame = next(step for step in steps if step["event"]["name"] == "frame_created")
+    assert [field["name"] for field in frame["event"]["fields"]] == ["Type", "Length"]
 
 
 @pytest.mark.parametrize(
