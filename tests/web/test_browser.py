@@ -119,6 +119,45 @@ def test_keyboard_steps_plays_and_opens_the_help(page: object, base_url: str) ->
     assert not page.locator("#help").is_visible()  # type: ignore[attr-defined]
 
 
+def test_keyboard_only_space_plays_after_choosing_a_speed_and_controls_keep_their_keys(
+    page: object, base_url: str
+) -> None:
+    """Issue 4's keys with the focus where keyboard use leaves it: on the Speed select."""
+    open_step(page, base_url, "dynamic-table", 0)
+    keyboard = page.keyboard  # type: ignore[attr-defined]
+    page.focus("#speed")  # type: ignore[attr-defined]
+    keyboard.press("ArrowDown")
+    keyboard.press("ArrowDown")  # 1 -> 2 -> 4 steps/s, chosen with the keyboard
+    focused = page.evaluate("() => [document.activeElement.id, document.activeElement.value]")  # type: ignore[attr-defined]
+    assert focused == ["speed", "4"]
+    keyboard.press(" ")
+    assert page.get_attribute("#play", "aria-pressed") == "true"  # type: ignore[attr-defined]
+    wait_for_step(page, 1)
+    keyboard.press(" ")
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    paused = int(page.text_content("#step-number"))  # type: ignore[attr-defined]
+    keyboard.press("ArrowRight")
+    wait_for_step(page, paused + 1)
+    keyboard.press("End")
+    wait_for_step(page, len(EXAMPLES[1].record()) - 1)
+    keyboard.press("Home")
+    wait_for_step(page, 0)
+    assert page.input_value("#speed") == "4"  # type: ignore[attr-defined]  # the keys stepped
+    keyboard.press("?")
+    assert page.locator("#help").is_visible()  # type: ignore[attr-defined]
+    keyboard.press("Escape")
+    # A checkbox keeps Space (it toggles, nothing plays); the jump box keeps its keys.
+    page.focus(".filters input[value=qpack]")  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    assert not page.is_checked(".filters input[value=qpack]")  # type: ignore[attr-defined]
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    page.focus("#jump")  # type: ignore[attr-defined]
+    keyboard.press("End")
+    keyboard.type("2")
+    assert page.text_content("#step-number") == "0"  # type: ignore[attr-defined]
+
+
 def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base_url: str) -> None:
     events = EXAMPLES[1].record()
     step = next(e.seq for e in events if e.name == "dynamic_table_updated")

@@ -253,11 +253,25 @@ $("jump-form").addEventListener("submit", (event) => {
 });
 $("help-button").addEventListener("click", () => $("help").showModal());
 
+// The page's keys work wherever the focus is, except on a control that uses that key
+// itself: a text box takes every key (it types, or moves the caret), a checkbox or radio
+// button takes Space (and radio buttons the arrows). A select is not skipped: it uses
+// only ↑ and ↓ (and letters) to change its value, so after choosing a speed the focus may
+// stay there and Space still plays. (Alt+↓ opens a select's list.)
+const PRESSABLE_INPUTS = new Set(["button", "submit", "reset", "image"]);
+
+function controlOwnsKey(target, key) {
+  if (target instanceof HTMLTextAreaElement) return true;
+  if (target instanceof HTMLElement && target.isContentEditable) return true;
+  if (!(target instanceof HTMLInputElement)) return false;
+  if (target.type === "checkbox") return key === " ";
+  if (target.type === "radio") return key === " " || key.startsWith("Arrow");
+  return !PRESSABLE_INPUTS.has(target.type);
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const target = event.target;
-  if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement
-    || target instanceof HTMLTextAreaElement) return;
+  if (controlOwnsKey(event.target, event.key)) return;
   if ($("help").open) return;
   const keys = {
     ArrowRight: () => go(current + 1),
