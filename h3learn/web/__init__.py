@@ -90,7 +90,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(lessons.bp)
     app.register_blueprint(rfc_reader.bp)
     app.register_blueprint(live.bp)
-    classroom.init_app(app, socketio, library)
+    classroom.init_app(app, socketio, library, curriculum)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_security_headers)
     # message_queue is passed every time: SocketIO keeps its options between init_app calls.

@@ -6,6 +6,8 @@
                                                beside each step and its checkpoints
     POST /lesson/<id>/what-if                  record the lesson again with changed settings,
                                                save it as a trace, and open it
+    POST /api/lessons/<id>/what-if             the same for a page that stays (a class):
+                                               {"overrides": {...}} -> the trace's id
     GET  /api/lessons                          the curriculum, in order
     GET  /api/lessons/<id>                     a lesson: its texts (as HTML), its notes by
                                                step, its checkpoints without their answers
@@ -16,7 +18,8 @@ The lessons come from `h3learn.curriculum` (config ``LESSONS_DIR``, read when th
 made; a lesson is recorded the first time it is opened, then kept). A lesson's trace is
 served to the step-through page like any other trace, under the lesson's id (the library
 asks `lesson_entry`). The browser is never sent a checkpoint's answer before the learner
-has given it, or asked for it.
+has given it, or asked for it. A what-if trace's step page says which settings changed
+from the lesson's (`what_if_note`, a banner), wherever it is opened.
 """
 
 from __future__ import annotations
@@ -153,6 +156,13 @@ def lesson_json(lesson: Lesson, recorded: RecordedLesson) -> dict[str, Any]:
         "count": len(recorded.events),
         "notes": notes_by_step(recorded),
         "checkpoint_list": checkpoints_public(recorded),
+        "what_if": {
+            "choices": {key: list(values) for key, values in WHAT_IF_CHOICES.items()},
+            "lesson": {
+                side: {key: lesson.scenario.side(side).get(key) for key in WHAT_IF_CHOICES}
+                for side in ("client", "server")
+            },
+        },
     }
 
 
@@ -304,6 +314,88 @@ def api_check(lesson_id: str, checkpoint_id: str) -> Response:
     else:
         out["hint_html"] = render(checkpoint.hint) if checkpoint.hint else ""
     return jsonify(out)
+
+
+@bp.post("/api/lessons/<lesson_id>/what-if")
+def api_what_if(lesson_id: str) -> Response:
+    """Record and save a what-if run of the form's choices; its trace id and what changed."""
+    lesson = api_lesson(lesson_id)
+    body = request.get_json(silent=True)
+    overrides = body.get("overrides") if isinstance(body, dict) else None
+    if not isinstance(overrides, dict):
+        raise ApiError(400, 'send JSON: {"overrides": {"server": {"qpack_max_table_capacity": 0}}}')
+    try:
+        chosen = offered_overrides(overrides)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    trace_id = what_if_trace(lesson, chosen)
+    library: TraceLibrary = current_app.extensions["h3learn_library"]
+    entry = library.get(trace_id)
+    return jsonify(
+        trace=trace_id,
+        title=entry.trace.title,
+        count=len(entry.events),
+        changes=what_if_changes(lesson, chosen),
+        url=f"/trace/{trace_id}/step/0",
+    )
+
+
+def offered_overrides(overrides: dict[str, Any]) -> Overrides:
+    """``overrides`` if it holds only what the what-if form offers (`WHAT_IF_CHOICES`), and
+    at least one of it: every other value would be one more trace saved on this server."""
+    chosen: Overrides = {}
+    for side, values in overrides.items():
+        if side not in ("client", "server") or not isinstance(values, dict):
+            raise ValueError(f"'overrides' maps 'client' or 'server' to settings, not {side!r}")
+        for key, value in values.items():
+            offered = WHAT_IF_CHOICES.get(key)
+            if offered is None:
+                offers = ", ".join(WHAT_IF_CHOICES)
+                raise ValueError(f"{side}.{key}: the what-if form offers {offers}")
+            if not any(value == choice and type(value) is type(choice) for choice in offered):
+                choices = ", ".join(json.dumps(choice) for choice in offered)
+                raise ValueError(f"{side}.{key}: choose one of {choices}, not {json.dumps(value)}")
+            chosen.setdefault(side, {})[key] = value
+    if not chosen:
+        raise ValueError("choose at least one setting to change")
+    check_overrides(chosen)
+    return chosen
+
+
+def what_if_changes(lesson: Lesson, overrides: Overrides) -> list[dict[str, Any]]:
+    """Each changed setting: its side, its name, the lesson's value and the what-if value."""
+    return [
+        {
+            "side": side,
+            "setting": key,
+            "lesson": lesson.scenario.side(side).get(key),
+            "value": value,
+        }
+        for side, values in sorted(overrides.items())
+        for key, value in sorted(values.items())
+    ]
+
+
+@bp.app_context_processor
+def _what_if_for_templates() -> dict[str, Any]:
+    """``what_if_note(entry)`` in any template (the step page shows it as a banner)."""
+    return {"what_if_note": what_if_note}
+
+
+def what_if_note(entry: Entry) -> dict[str, Any] | None:
+    """For a what-if trace: its lesson and the settings changed from the lesson's; else None."""
+    meta = entry.trace.meta
+    lesson = curriculum().get(str(meta.get("lesson", "")))
+    overrides = meta.get("overrides")
+    if lesson is None or not isinstance(overrides, dict) or entry.kind == "lesson":
+        return None
+    try:
+        check_overrides(overrides)
+    except (ValueError, AttributeError):
+        return None  # a hand-edited trace: say nothing rather than something wrong
+    changes = what_if_changes(lesson, overrides)
+    count = len(recorded_or_500(lesson).events)
+    return {"lesson": listing(lesson) | {"count": count}, "changes": changes}
 
 
 @bp.errorhandler(ApiError)

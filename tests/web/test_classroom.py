@@ -19,6 +19,7 @@ from h3learn.web.classroom.codes import ALPHABET, normalize_code
 from h3learn.web.classroom.redis_store import RedisRoomStore
 
 NS = "/classroom"
+TRACE = "dynamic-table"
 
 
 class Clock:
@@ -253,10 +254,11 @@ def test_every_student_follows_the_teachers_steps(client: FlaskClient, page: Any
         student.ask("join", {"code": room["code"]})
     moves = Moves()
     for step in (1, 2, 5):
-        assert moves.step(teacher, room, step) == {"ok": True}
+        answer = moves.step(teacher, room, step)
+        assert answer == {"ok": True, "kind": "trace", "page": f"/trace/dynamic-table/step/{step}"}
     for student in students:
-        steps = [(m["trace"], m["step"]) for m in student.received("step")]
-        assert steps == [("dynamic-table", 1), ("dynamic-table", 2), ("dynamic-table", 5)]
+        steps = [(m["trace"], m["step"], m["page"]) for m in student.received("step")]
+        assert steps == [(TRACE, n, f"/trace/{TRACE}/step/{n}") for n in (1, 2, 5)]
     assert teacher.received("step") == []  # the sender is not told its own step
 
 
@@ -288,9 +290,9 @@ def test_a_step_older_than_the_last_move_is_ignored(client: FlaskClient, page: A
     student = page()
     student.ask("join", {"code": room["code"]})
     base = {"code": room["code"], "token": room["token"], "trace": "dynamic-table"}
-    assert teacher.ask("step", base | {"step": 8, "move": 20}) == {"ok": True}
+    assert teacher.ask("step", base | {"step": 8, "move": 20})["ok"] is True
     late = teacher.ask("step", base | {"step": 7, "move": 19})
-    assert late == {"ok": True, "stale": True}
+    assert late["ok"] is True and late["stale"] is True
     assert [m["step"] for m in student.received("step")] == [8]
     assert client.get(f"/api/rooms/{room['code']}").get_json()["step"] == 8
 
@@ -300,7 +302,7 @@ def test_the_teacher_switches_the_class_to_another_trace(client: FlaskClient, pa
     teacher = teacher_of(page, room)
     student = page()
     student.ask("join", {"code": room["code"]})
-    assert Moves().step(teacher, room, 0, trace="blocked-stream") == {"ok": True}
+    assert Moves().step(teacher, room, 0, trace="blocked-stream")["ok"] is True
     assert student.received("step")[0]["trace"] == "blocked-stream"
     assert page().ask("join", {"code": room["code"]})["trace"] == "blocked-stream"
 
@@ -366,11 +368,11 @@ def test_students_answer_anonymously_and_the_teacher_sees_the_spread(
     for student in students:
         student.ask("join", {"code": room["code"]})
     control = {"code": room["code"], "token": room["token"]}
-    assert teacher.ask("ask", control | {"question": _question()}) == {"ok": True}
+    assert teacher.ask("ask", control | {"question": _question()})["ok"] is True
     assert students[0].received("question")[0]["options"] == ["0", "1", "2"]
     for student, option in zip(students, (1, 1, 2), strict=True):
         answer = student.ask("answer", {"code": room["code"], "question": "q1", "option": option})
-        assert answer == {"ok": True}
+        assert answer == {"ok": True, "counted_as": str(option)}
     students[0].ask("answer", {"code": room["code"], "question": "q1", "option": 0})  # changed
     tallies = teacher.received("tally")
     assert tallies[-1] == {"id": "q1", "counts": [1, 1, 1], "answered": 3}

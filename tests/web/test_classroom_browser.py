@@ -212,7 +212,7 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
         """async () => (await import('/static/js/classroom.js')).askQuestion({id: 'ric',
              prompt: 'What will the Required Insert Count be?', options: ['0', '1', '2']})"""
     )
-    assert asked == {"ok": True}
+    assert asked["ok"] is True
     student.wait_for_selector("#classroom-question:not([hidden]) #question-options button")
     assert student.text_content("#question-prompt") == "What will the Required Insert Count be?"
     student.click("#question-options button[data-option='1']")

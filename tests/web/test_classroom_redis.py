@@ -76,7 +76,7 @@ async def a_class_across_two_processes(a: str, b: str) -> None:
 
         for move, step in enumerate((5, 6, 9), start=1):
             step_message = control | {"trace": "dynamic-table", "step": step, "move": move}
-            assert await teacher.ask("step", step_message) == {"ok": True}
+            assert (await teacher.ask("step", step_message))["ok"] is True
             followed = await student.next("step")
             assert (followed["trace"], followed["step"]) == ("dynamic-table", step)
 
@@ -88,13 +88,27 @@ async def a_class_across_two_processes(a: str, b: str) -> None:
         assert "only the teacher controls room" in (await student.ask("step", forged))["error"]
 
         question = {"id": "q1", "prompt": "Which?", "options": ["a", "b"]}
-        assert await teacher.ask("ask", control | {"question": question}) == {"ok": True}
+        assert (await teacher.ask("ask", control | {"question": question}))["ok"] is True
         assert (await student.next("question"))["id"] == "q1"
         answer = {"code": code, "question": "q1", "option": 1}
-        assert await student.ask("answer", answer) == {"ok": True}
+        assert await student.ask("answer", answer) == {"ok": True, "counted_as": "1"}
         assert (await teacher.next("tally"))["counts"] == [0, 1]
         assert await teacher.ask("reveal", control | {"question": "q1"}) == {"ok": True}
         assert (await student.next("revealed"))["counts"] == [0, 1]
+
+        # The class moves to lesson 2 and is asked a checkpoint; a typed answer on A is
+        # judged by B at the reveal (the whole question travels through Redis).
+        lesson = control | {"trace": "02-a-first-get", "step": 20, "move": 4}
+        assert (await teacher.ask("step", lesson))["kind"] == "lesson"
+        assert (await student.next("step"))["page"] == "/lesson/02-a-first-get/step/20"
+        assert (await teacher.ask("ask", control | {"checkpoint": "prefix"}))["ok"] is True
+        assert (await student.next("question"))["kind"] == "number"
+        typed = {"code": code, "question": "prefix", "text": "0x0"}
+        assert (await student.ask("answer", typed))["counted_as"] == "0"
+        assert (await teacher.next("tally"))["top"] == [["0", 1]]
+        assert await teacher.ask("reveal", control | {"question": "prefix"}) == {"ok": True}
+        revealed = (await student.next("revealed"))["question"]
+        assert (revealed["answer"], revealed["right"]) == ("0", ["0"])
 
         assert await teacher.ask("end", control) == {"ok": True}
         assert (await student.next("ended"))["reason"] == "the teacher ended the class"

@@ -6,6 +6,7 @@ the test moves by hand.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from servers import redis_server
@@ -113,24 +114,47 @@ def test_students_are_counted_once_each(store: RoomStore, clock: Clock) -> None:
     assert store.add_student("NOROOM", "sid-3") == 0
 
 
-def test_answers_are_tallied_and_forgotten_with_a_new_question(
+def test_answers_are_counted_and_forgotten_when_a_question_is_asked(
     store: RoomStore, clock: Clock
 ) -> None:
     store.create(room("AAAAAA", clock), limit=10)
     first = Question("q1", "Which?", ("a", "b", "c"))
-    store.set_question("AAAAAA", first)
-    for sid, option in (("s1", 0), ("s2", 2), ("s3", 2), ("s1", 1)):
+    store.set_question("AAAAAA", first, fresh=True)
+    for sid, answer in (("s1", "0"), ("s2", "2"), ("s3", "2"), ("s1", "1")):
         store.add_student("AAAAAA", sid)
-        store.answer("AAAAAA", sid, option)
-    assert store.tally("AAAAAA", 3) == [0, 1, 2]
-    store.set_question("AAAAAA", Question("q1", "Which?", ("a", "b", "c"), revealed=True))
-    assert store.tally("AAAAAA", 3) == [0, 1, 2]  # revealing keeps the answers
+        store.answer("AAAAAA", sid, answer)
+    assert store.answers("AAAAAA") == {"1": 1, "2": 2}
+    store.set_question("AAAAAA", replace(first, revealed=True, correct=2), fresh=False)
+    assert store.answers("AAAAAA") == {"1": 1, "2": 2}  # revealing keeps the answers
     stored = store.get("AAAAAA")
-    assert stored is not None and stored.question is not None and stored.question.revealed
+    assert stored is not None and stored.question == replace(first, revealed=True, correct=2)
     store.remove_student("AAAAAA", "s2")
-    assert store.tally("AAAAAA", 3) == [0, 1, 1]
-    store.set_question("AAAAAA", Question("q2", "Next?", ("x", "y")))
-    assert store.tally("AAAAAA", 2) == [0, 0]
+    assert store.answers("AAAAAA") == {"1": 1, "2": 1}
+    store.set_question("AAAAAA", first, fresh=True)  # asked again: the answers start again
+    assert store.answers("AAAAAA") == {}
+
+
+def test_a_checkpoint_question_and_typed_answers_read_back_whole(
+    store: RoomStore, clock: Clock
+) -> None:
+    store.create(room("AAAAAA", clock), limit=10)
+    asked = Question(
+        "frame-length",
+        "How many bytes?",
+        kind="number",
+        prompt_html="<p>How</p>",
+        lesson="02-a-first-get",
+        step=12,
+    )
+    revealed = replace(
+        asked, revealed=True, answer="57", explain_html="<p>1 + 1 + 55</p>", right=("57",)
+    )
+    for question in (asked, revealed):
+        store.set_question("AAAAAA", question, fresh=question is asked)
+        stored = store.get("AAAAAA")
+        assert stored is not None and stored.question == question
+    store.answer("AAAAAA", "s1", "the control stream")
+    assert store.answers("AAAAAA") == {"the control stream": 1}
 
 
 def test_ending_a_room_forgets_everything_in_it(store: RoomStore, clock: Clock) -> None:

@@ -11,16 +11,19 @@ events and their answers are documented in docs/web-api.md, "Classroom".
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from h3learn.web.classroom.codes import BadCode, normalize_code
-from h3learn.web.classroom.rooms import Question
+from h3learn.web.classroom.rooms import KINDS, Question
 
-#: Limits on what a question may hold (a checkpoint is a short multiple-choice question).
+#: Limits on what a question may hold (a checkpoint is a short question), and on an answer.
 MAX_OPTIONS = 12
 MAX_OPTION_CHARS = 200
 MAX_PROMPT_CHARS = 1000
+#: A typed answer: a number, a word, a short phrase (``answer: 'text' is longer than 100``).
+MAX_ANSWER_CHARS = 100
 QUESTION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 MAX_TOKEN_CHARS = 128
 #: The largest move number accepted (JavaScript's largest exact integer).
@@ -63,8 +66,12 @@ class Step:
 
 @dataclass(frozen=True)
 class Ask:
+    """A question of the teacher's own, or a lesson checkpoint named by its id (the
+    server reads it from the lesson the room is on)."""
+
     control: Control
-    question: Question
+    question: Question | None
+    checkpoint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,21 +83,24 @@ class Reveal:
 
 @dataclass(frozen=True)
 class Answer:
+    """A student's answer: the index of an option, or a typed answer (exactly one)."""
+
     code: str
     question_id: str
-    option: int
+    option: int | None
+    text: str | None = None
 
 
 def _object(event: str, payload: Any) -> dict[str, Any]:
     if not isinstance(payload, dict):
-        raise RoomError(f"{event}: the message must be a JSON object, not {_kind(payload)}")
+        raise RoomError(f"{event}: the message must be a JSON object, not {describe(payload)}")
     return payload
 
 
 def _text(event: str, payload: dict[str, Any], name: str, limit: int) -> str:
     value = payload.get(name)
     if not isinstance(value, str):
-        raise RoomError(f"{event}: {name!r} must be a string, not {_kind(value)}")
+        raise RoomError(f"{event}: {name!r} must be a string, not {describe(value)}")
     if len(value) > limit:
         raise RoomError(f"{event}: {name!r} is longer than {limit} characters")
     return value
@@ -99,7 +109,7 @@ def _text(event: str, payload: dict[str, Any], name: str, limit: int) -> str:
 def _whole(event: str, payload: dict[str, Any], name: str, high: int = MAX_MOVE) -> int:
     value = payload.get(name)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RoomError(f"{event}: {name!r} must be a whole number, not {_kind(value)}")
+        raise RoomError(f"{event}: {name!r} must be a whole number, not {describe(value)}")
     if not 0 <= value <= high:
         raise RoomError(f"{event}: {name!r} must be between 0 and {high}, not {value}")
     return value
@@ -142,10 +152,19 @@ def parse_step(payload: Any) -> Step:
 
 def parse_ask(payload: Any) -> Ask:
     message, control = _control("ask", payload)
+    if message.get("checkpoint") is not None:
+        return Ask(control, None, _question_id("ask", message, "checkpoint"))
     question = _object("ask", message.get("question"))
     question_id = _question_id("ask", question, "id")
     prompt = _text("ask", question, "prompt", MAX_PROMPT_CHARS)
-    options = question.get("options")
+    kind = question.get("kind", "choice")
+    if kind not in KINDS:
+        raise RoomError(f"ask: 'kind' must be one of {', '.join(KINDS)}, not {describe(kind)}")
+    options = question.get("options", [])
+    if kind != "choice":
+        if options:
+            raise RoomError(f"ask: a {kind} question is answered by typing: it has no 'options'")
+        return Ask(control, Question(question_id, prompt, kind=kind))
     if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS:
         raise RoomError(f"ask: 'options' must be a list of 2 to {MAX_OPTIONS} strings")
     for index, option in enumerate(options):
@@ -166,17 +185,29 @@ def parse_reveal(payload: Any) -> Reveal:
 
 
 def parse_answer(payload: Any) -> Answer:
+    """An option's index, or a typed answer of 1 to `MAX_ANSWER_CHARS` characters that is
+    not only spaces and holds no control characters (questions.py reads it further)."""
     message = _object("answer", payload)
     code = _code("answer", message)
     question_id = _question_id("answer", message, "question")
-    return Answer(code, question_id, _whole("answer", message, "option", MAX_OPTIONS - 1))
+    has_option, has_text = message.get("option") is not None, message.get("text") is not None
+    if has_option == has_text:
+        raise RoomError("answer: send either 'option' (a choice) or 'text' (a typed answer)")
+    if has_option:
+        return Answer(code, question_id, _whole("answer", message, "option", MAX_OPTIONS - 1))
+    text = _text("answer", message, "text", MAX_ANSWER_CHARS)
+    if not text.strip():
+        raise RoomError("answer: 'text' is empty")
+    if any(unicodedata.category(character) == "Cc" for character in text):
+        raise RoomError("answer: 'text' may not hold control characters (tabs, line breaks)")
+    return Answer(code, question_id, None, text)
 
 
 def parse_end(payload: Any) -> Control:
     return _control("end", payload)[1]
 
 
-def _kind(value: Any) -> str:
+def describe(value: Any) -> str:
     """A JSON value's kind, for error messages (never the value itself, which may be long)."""
     if value is None:
         return "nothing"

@@ -8,7 +8,8 @@ connected, the answers) lives here, under these keys:
     h3learn:room:<code>            hash: token_hash, trace, step, move, created, active,
                                    question (JSON, or "")
     h3learn:room:<code>:students   set of the students' Socket.IO session ids
-    h3learn:room:<code>:answers    hash: session id -> option index
+    h3learn:room:<code>:answers    hash: session id -> answer (its key: an option's index,
+                                   or a typed answer as questions.py reads it)
     h3learn:rooms                  sorted set: code -> time the teacher was last active
 
 Whether a room is idle is decided from ``active`` and the store's clock, as in
@@ -23,11 +24,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from typing import Any
 
 import redis
 
-from h3learn.web.classroom.rooms import Clock, Created, Question, Room, count_answers
+from h3learn.web.classroom.rooms import Clock, Created, Question, Room
 
 PREFIX = "h3learn:room:"
 ROOMS = "h3learn:rooms"
@@ -141,14 +143,12 @@ class RedisRoomStore:
             self._refresh(pipe, code, self.clock())
             pipe.execute()
 
-    def set_question(self, code: str, question: Question | None) -> None:
-        room = self.get(code)
-        if room is None:
+    def set_question(self, code: str, question: Question | None, *, fresh: bool) -> None:
+        if self.get(code) is None:
             return
         key, _, answers = self._keys(code)
         with self.redis.pipeline() as pipe:
-            before = room.question
-            if question is None or before is None or before.id != question.id:
+            if fresh:
                 pipe.delete(answers)
             pipe.hset(key, "question", _question_text(question))
             self._refresh(pipe, code, self.clock())
@@ -175,16 +175,16 @@ class RedisRoomStore:
     def students(self, code: str) -> int:
         return int(self.redis.scard(self._keys(code)[1]))
 
-    def answer(self, code: str, sid: str, option: int) -> None:
+    def answer(self, code: str, sid: str, answer: str) -> None:
         answers = self._keys(code)[2]
         with self.redis.pipeline() as pipe:
-            pipe.hset(answers, sid, option)
+            pipe.hset(answers, sid, answer)
             pipe.expire(answers, self._expiry)
             pipe.execute()
 
-    def tally(self, code: str, options: int) -> list[int]:
+    def answers(self, code: str) -> Counter[str]:
         values: list[str] = self.redis.hvals(self._keys(code)[2])  # type: ignore[assignment]
-        return count_answers((int(value) for value in values), options)
+        return Counter(values)
 
     def end(self, code: str) -> None:
         with self.redis.pipeline() as pipe:
@@ -199,27 +199,8 @@ class RedisRoomStore:
 
 
 def _question_text(question: Question | None) -> str:
-    if question is None:
-        return ""
-    return json.dumps(
-        {
-            "id": question.id,
-            "prompt": question.prompt,
-            "options": list(question.options),
-            "revealed": question.revealed,
-            "correct": question.correct,
-        }
-    )
+    return "" if question is None else json.dumps(question.to_json())
 
 
 def _question_from(text: str) -> Question | None:
-    if not text:
-        return None
-    data = json.loads(text)
-    return Question(
-        id=data["id"],
-        prompt=data["prompt"],
-        options=tuple(data["options"]),
-        revealed=data["revealed"],
-        correct=data["correct"],
-    )
+    return Question.from_json(json.loads(text)) if text else None

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal, Protocol
 
 Clock = Callable[[], float]
 
@@ -28,29 +29,66 @@ Clock = Callable[[], float]
 Created = Literal["created", "taken", "full"]
 
 
+#: How a question is answered: by choosing one of its options, or by typing a short answer.
+KINDS = ("choice", "number", "text")
+
+
 @dataclass(frozen=True)
 class Question:
-    """A question put to the class: the room side of a lesson's predict checkpoint.
+    """A question put to the class: a teacher's own, or a lesson's predict checkpoint.
 
-    ``id`` is the checkpoint's own id; students answer with the index of an option. Once
-    ``revealed``, the spread of answers is shown to everyone and no more answers count;
-    ``correct`` is the index of the right option, if the teacher gives one.
+    ``id`` is the question's (or the checkpoint's) id. A "choice" question is answered
+    with the index of one of its ``options``; a "number" or "text" question with a short
+    typed answer (questions.py says how answers are read and counted). A checkpoint's
+    question names its ``lesson`` and the ``step`` it stops the class before, and its
+    ``prompt_html`` is the lesson's question as the server rendered it.
+
+    Once ``revealed``, the spread of answers is shown to everyone and no more answers
+    count, and the question carries the answer if one is known: ``correct`` (the index of
+    the right option), ``answer`` and ``explain_html`` (a checkpoint's answer and its
+    explanation, from the lesson on the server), ``right`` (which of the typed answers
+    given the server judged right); and ``spread``, the tally as it stood at the reveal
+    (students who leave afterwards do not change it). None of these is set before.
     """
 
     id: str
     prompt: str
-    options: tuple[str, ...]
+    options: tuple[str, ...] = ()
+    kind: str = "choice"
+    prompt_html: str = ""
+    lesson: str | None = None
+    step: int | None = None
     revealed: bool = False
     correct: int | None = None
+    answer: str | None = None
+    explain_html: str = ""
+    right: tuple[str, ...] = ()
+    spread: dict[str, Any] | None = None
 
-    def public(self) -> dict[str, object]:
+    def public(self) -> dict[str, Any]:
+        """What every page is sent: the answer only once it is revealed."""
         return {
             "id": self.id,
             "prompt": self.prompt,
             "options": list(self.options),
+            "kind": self.kind,
+            "prompt_html": self.prompt_html,
+            "lesson": self.lesson,
+            "step": self.step,
             "revealed": self.revealed,
             "correct": self.correct if self.revealed else None,
+            "answer": self.answer if self.revealed else None,
+            "explain_html": self.explain_html if self.revealed else "",
+            "right": list(self.right) if self.revealed else [],
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything, for a room store (`from_json` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Question:
+        return cls(**data | {"options": tuple(data["options"]), "right": tuple(data["right"])})
 
 
 @dataclass(frozen=True)
@@ -88,8 +126,8 @@ class RoomStore(Protocol):
     def touch(self, code: str) -> None:
         """The teacher did something: the room is active now."""
 
-    def set_question(self, code: str, question: Question | None) -> None:
-        """Open, reveal or clear the question; opening a new one forgets the old answers."""
+    def set_question(self, code: str, question: Question | None, *, fresh: bool) -> None:
+        """Open (``fresh``: the answers start again), reveal or clear the question."""
 
     def add_student(self, code: str, sid: str) -> int:
         """Count a connected student; the number of students now."""
@@ -99,11 +137,12 @@ class RoomStore(Protocol):
 
     def students(self, code: str) -> int: ...
 
-    def answer(self, code: str, sid: str, option: int) -> None:
-        """Record (or change) this student's answer to the open question."""
+    def answer(self, code: str, sid: str, answer: str) -> None:
+        """Record (or change) this student's answer to the open question: its key, the
+        option's index as text or the typed answer as questions.py reads it."""
 
-    def tally(self, code: str, options: int) -> list[int]:
-        """How many students chose each of the ``options`` options."""
+    def answers(self, code: str) -> Counter[str]:
+        """How many students gave each answer (by key); never who gave which."""
 
     def end(self, code: str) -> None:
         """Forget the room and everything in it."""
@@ -116,7 +155,7 @@ class RoomStore(Protocol):
 class _Kept:
     room: Room
     students: set[str] = field(default_factory=set)
-    answers: dict[str, int] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
 
 
 class MemoryRoomStore:
@@ -164,13 +203,12 @@ class MemoryRoomStore:
             if kept is not None:
                 kept.room = replace(kept.room, active=self.clock())
 
-    def set_question(self, code: str, question: Question | None) -> None:
+    def set_question(self, code: str, question: Question | None, *, fresh: bool) -> None:
         with self._lock:
             kept = self._live(code)
             if kept is None:
                 return
-            before = kept.room.question
-            if question is None or before is None or before.id != question.id:
+            if fresh:
                 kept.answers.clear()
             kept.room = replace(kept.room, question=question, active=self.clock())
 
@@ -196,16 +234,16 @@ class MemoryRoomStore:
             kept = self._live(code)
             return len(kept.students) if kept else 0
 
-    def answer(self, code: str, sid: str, option: int) -> None:
+    def answer(self, code: str, sid: str, answer: str) -> None:
         with self._lock:
             kept = self._live(code)
             if kept is not None:
-                kept.answers[sid] = option
+                kept.answers[sid] = answer
 
-    def tally(self, code: str, options: int) -> list[int]:
+    def answers(self, code: str) -> Counter[str]:
         with self._lock:
             kept = self._live(code)
-            return count_answers(kept.answers.values() if kept else (), options)
+            return Counter(kept.answers.values() if kept else ())
 
     def end(self, code: str) -> None:
         with self._lock:
@@ -214,12 +252,3 @@ class MemoryRoomStore:
     def idle_rooms(self) -> list[str]:
         with self._lock:
             return [code for code in self._rooms if self._live(code) is None]
-
-
-def count_answers(answers: Iterable[int], options: int) -> list[int]:
-    """How many of ``answers`` (option indexes) chose each option; others are not counted."""
-    counts = [0] * options
-    for option in answers:
-        if 0 <= option < options:
-            counts[option] += 1
-    return counts

@@ -10,9 +10,13 @@ one: one emit reaches a whole class, and with a message queue every process's sh
     teachers:<code>       the teacher's pages   step (to their other pages), students,
                                                 question, tally, revealed, ended
 
-A step sent to students is only ``{"trace", "step", "move"}``: each page fetches the step
-itself from the JSON API, which the library caches, so a broadcast stays a few dozen
-bytes whatever the step holds. ``move`` is the teacher's own counter: Socket.IO handlers
+A room shows a trace: a lesson (shown on the lesson's own pages, with its notes and
+checkpoints), a saved trace or example, or a live capture (which grows while it runs).
+Which of these it is (``kind``) and the page that shows it (``page``) are worked out here
+from the trace library, so every page, and the join link, opens the right one. A step
+sent to students is only ``{"trace", "step", "move", "kind", "page"}``: each page fetches
+the step itself from the JSON API, which the library caches, so a broadcast stays a few
+dozen bytes whatever the step holds. ``move`` is the teacher's own counter: Socket.IO handlers
 run in threads, so two quick steps can be handled out of order; the store keeps only a
 newer move, and pages ignore an older one.
 """
@@ -42,8 +46,9 @@ from h3learn.web.classroom.protocol import (
     RoomError,
     Step,
 )
+from h3learn.web.classroom.questions import LessonCheckpoints, answer_key, tally
 from h3learn.web.classroom.rooms import Room, RoomStore
-from h3learn.web.library import TraceLibrary, UnknownTrace
+from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
 
 NAMESPACE = "/classroom"
 
@@ -67,6 +72,16 @@ def teachers_room(code: str) -> str:
     return f"teachers:{code}"
 
 
+#: What a room shows, by the library's kind of entry (anything else is a plain "trace").
+SHOWN_AS = {"lesson": "lesson", "capture": "capture"}
+
+
+def page_of(kind: str, trace: str, step: int) -> str:
+    """The page that shows ``step`` of ``trace``: a lesson's own page, or the step page."""
+    base = "/lesson" if kind == "lesson" else "/trace"
+    return f"{base}/{trace}/step/{step}"
+
+
 def unknown_room(code: str) -> RoomError:
     return RoomError(
         f"no open room has the code {display_code(code)}: check the code, or the class has ended",
@@ -78,10 +93,17 @@ class Classroom:
     """The rooms of this server: what every classroom event does (see the module docstring)."""
 
     def __init__(
-        self, store: RoomStore, library: TraceLibrary, socketio: SocketIO, *, max_rooms: int
+        self,
+        store: RoomStore,
+        library: TraceLibrary,
+        socketio: SocketIO,
+        *,
+        max_rooms: int,
+        checkpoints: LessonCheckpoints,
     ) -> None:
         self.store = store
         self.library = library
+        self.checkpoints = checkpoints
         self.socketio = socketio
         self.max_rooms = max_rooms
         self._members: dict[str, Membership] = {}
@@ -132,13 +154,23 @@ class Classroom:
             )
         return room
 
-    def _check_step(self, trace: str, step: int) -> None:
+    def _check_step(self, trace: str, step: int) -> Entry:
         try:
-            count = len(self.library.get(trace).events)
+            entry = self.library.get(trace)
         except UnknownTrace:
             raise RoomError(f"no trace with id {trace!r}", 404) from None
+        count = len(entry.events)
         if not 0 <= step < count:
             raise RoomError(f"trace {trace!r} has steps 0 to {count - 1}, not {step}")
+        return entry
+
+    def kind_of(self, trace: str) -> str:
+        """ "lesson", "capture" or "trace": what the room shows (see the module docstring)."""
+        try:
+            entry = self.library.get(trace)
+        except UnknownTrace:  # deleted since: the step page will say so
+            return "trace"
+        return SHOWN_AS.get(entry.kind, "trace")
 
     # -- joining and leaving --------------------------------------------------------------
 
@@ -173,12 +205,15 @@ class Classroom:
 
     def public_state(self, room: Room, students: int | None = None) -> dict[str, Any]:
         """What anyone may know about a room (never its token or hash)."""
+        kind = self.kind_of(room.trace)
         return {
             "code": room.code,
             "display": display_code(room.code),
             "trace": room.trace,
             "step": room.step,
             "move": room.move,
+            "kind": kind,
+            "page": page_of(kind, room.trace, room.step),
             "students": self.store.students(room.code) if students is None else students,
             "question": room.question.public() if room.question else None,
             "idle_seconds": self.store.idle_seconds,
@@ -203,35 +238,59 @@ class Classroom:
 
     def step(self, sid: str, step: Step) -> dict[str, Any]:
         room = self._teacher(step.control)
-        self._check_step(step.trace, step.step)
+        kind = SHOWN_AS.get(self._check_step(step.trace, step.step).kind, "trace")
+        where = {"kind": kind, "page": page_of(kind, step.trace, step.step)}
         moved = self.store.move(room.code, step.trace, step.step, step.move)
         if moved is None:
             raise unknown_room(room.code)
         if not moved:
-            return {"ok": True, "stale": True}
-        message = {"trace": step.trace, "step": step.step, "move": step.move}
+            return {"ok": True, "stale": True, **where}
+        if step.trace != room.trace and room.question is not None:
+            # A question is about what the class was looking at: it ends with it.
+            self.store.set_question(room.code, None, fresh=True)
+        message = {"trace": step.trace, "step": step.step, "move": step.move, **where}
         self._emit("step", message, students_room(room.code), teachers_room(room.code), skip=sid)
-        return {"ok": True}
+        return {"ok": True, **where}
 
     def ask(self, ask: Ask) -> dict[str, Any]:
+        """Open a question (answers start again), the teacher's own or a lesson checkpoint."""
         room = self._teacher(ask.control)
-        self.store.set_question(room.code, ask.question)
-        message = ask.question.public()
+        question = ask.question
+        if ask.checkpoint is not None:
+            question = self.checkpoints.question(room.trace, ask.checkpoint)
+        assert question is not None
+        self.store.set_question(room.code, question, fresh=True)
+        message = question.public()
         self._emit("question", message, students_room(room.code), teachers_room(room.code))
-        return {"ok": True}
+        return {"ok": True, "question": message}
 
     def reveal(self, reveal: Reveal) -> dict[str, Any]:
+        """Show everyone the spread and, where it is known, the answer. A checkpoint's
+        answer comes from its lesson here, never from the teacher's page."""
         room = self._teacher(reveal.control)
         question = room.question
         if question is None or question.id != reveal.question_id:
             raise RoomError(f"reveal: question {reveal.question_id!r} is not the open question")
-        if reveal.correct is not None and reveal.correct >= len(question.options):
-            raise RoomError(
-                f"reveal: 'correct' must be an option index below {len(question.options)}"
-            )
-        revealed = replace(question, revealed=True, correct=reveal.correct)
-        self.store.set_question(room.code, revealed)
-        message = {"question": revealed.public(), **self._tally(replace(room, question=revealed))}
+        if question.revealed:
+            raise RoomError(f"reveal: question {question.id!r} has been revealed already")
+        answers = self.store.answers(room.code)
+        if question.lesson is not None:
+            if reveal.correct is not None:
+                raise RoomError(
+                    f"reveal: checkpoint {question.id!r} is checked by the server: "
+                    "send no 'correct'"
+                )
+            revealed = self.checkpoints.reveal(question, answers)
+        else:
+            if reveal.correct is not None and reveal.correct >= len(question.options):
+                raise RoomError(
+                    f"reveal: 'correct' must be an option index below {len(question.options)}"
+                )
+            revealed = replace(question, revealed=True, correct=reveal.correct)
+        spread = tally(revealed, answers)  # as it stands now, for good
+        revealed = replace(revealed, spread=spread)
+        self.store.set_question(room.code, revealed, fresh=False)
+        message = {"question": revealed.public(), **spread}
         self._emit("revealed", message, students_room(room.code), teachers_room(room.code))
         return {"ok": True}
 
@@ -255,17 +314,19 @@ class Classroom:
             raise RoomError(f"answer: question {answer.question_id!r} is not open in this room")
         if question.revealed:
             raise RoomError("answer: the answers to this question have been revealed")
-        if answer.option >= len(question.options):
-            raise RoomError(f"answer: 'option' must be below {len(question.options)}")
-        self.store.answer(room.code, sid, answer.option)
+        key = answer_key(question, answer)
+        self.store.answer(room.code, sid, key)
         self._emit("tally", self._tally(room), teachers_room(room.code))
-        return {"ok": True}
+        return {"ok": True, "counted_as": key}
 
     def _tally(self, room: Room) -> dict[str, Any]:
-        """The spread of answers to the room's question: counts per option, and no names."""
-        assert room.question is not None
-        counts = self.store.tally(room.code, len(room.question.options))
-        return {"id": room.question.id, "counts": counts, "answered": sum(counts)}
+        """The spread of answers to the room's question (questions.py), and no names: as
+        the answers stand, or once revealed as they stood then."""
+        question = room.question
+        assert question is not None
+        if question.spread is not None:
+            return question.spread
+        return tally(question, self.store.answers(room.code))
 
     # -- ending -----------------------------------------------------------------------------
 

@@ -7,9 +7,10 @@
     GET  /join/<code>                 open the room's current step, following the teacher
     GET  /room/<code>/qr.svg          the join link as a QR code (SVG), for the projector
 
-The join link a student follows is ``/join/<code>``; it leads to
-``/trace/<trace>/step/<n>?room=<code>``, the ordinary step page, where static/js/
-classroom.js joins the room. The QR code is drawn by segno on this server, so the page
+The join link a student follows is ``/join/<code>``; it leads to the page of the room's
+current step with ``?room=<code>``: ``/lesson/<id>/step/<n>`` for a lesson (with its
+notes), ``/trace/<id>/step/<n>`` for a trace or a capture, where static/js/classroom.js
+joins the room. The QR code is drawn by segno on this server, so the page
 loads it from its own origin (the Content-Security-Policy allows nothing else).
 """
 
@@ -24,7 +25,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from h3learn.web.classroom.codes import BadCode, normalize_code
 from h3learn.web.classroom.protocol import RoomError
 from h3learn.web.classroom.rooms import Room
-from h3learn.web.classroom.service import Classroom
+from h3learn.web.classroom.service import Classroom, page_of
 
 bp = Blueprint("classroom", __name__)
 
@@ -45,7 +46,9 @@ def join_url(code: str) -> str:
 
 
 def step_url(room: Room) -> str:
-    return f"/trace/{room.trace}/step/{room.step}?room={room.code}"
+    """The page of the room's current step (a lesson's own page for a lesson), in the room."""
+    kind = classroom().kind_of(room.trace)
+    return f"{page_of(kind, room.trace, room.step)}?room={room.code}"
 
 
 @bp.post("/api/rooms")

@@ -6,9 +6,12 @@
 // Student: the page was opened with ?room=<code> and no token: it joins the room, shows
 // the teacher's step, and follows until the student steps on their own ("explore");
 // "Follow the teacher" goes back. A reconnect joins again and lands on the current step.
-// Hooks for lessons (wired when checkpoints exist): `askQuestion`, `revealQuestion`,
-// `switchTrace` below.
+// A room shows a lesson (on the lesson's own page), a trace or a live capture: the server
+// says which page shows the teacher's step (`page`), and a page showing another trace
+// opens that one. The question box is classroom_question.js; a lesson's page adds its
+// checkpoints and what-if reruns (classroom_lesson.js) through the exports below.
 import { clear, h } from "./dom.js";
+import { questionBox } from "./classroom_question.js";
 import { stepper } from "./step.js";
 
 const NAMESPACE = "/classroom";
@@ -32,8 +35,26 @@ let following = true;
 let teacherAt = null; // {trace, step} the teacher shows
 let lastMove = -Infinity;
 let myMove = 0;
-let chosen = null; // this student's answer to the open question: {id, option}
 let over = false; // the class has ended
+// Who else wants to know: "joined" ({role, room}), "question" (the question opened),
+// "revealed" ({question, counts|top, answered, mine}) (classroom_lesson.js listens).
+export const classroomEvents = new EventTarget();
+
+function tell(name, detail) {
+  classroomEvents.dispatchEvent(new CustomEvent(name, { detail }));
+}
+
+function emit(event, payload) {
+  return new Promise((resolve) => socket.emit(event, payload, resolve));
+}
+
+const questions = questionBox({
+  emit,
+  code: () => room.code,
+  token: () => teaching.token,
+  role: () => role,
+  students: () => (room ? room.students : 0),
+});
 
 function readTeaching() {
   try {
@@ -63,8 +84,9 @@ function show(id, on) {
   $(id).hidden = !on;
 }
 
-function stepAddress(trace, step) {
-  return `/trace/${encodeURIComponent(trace)}/step/${step}?room=${encodeURIComponent(roomCode)}`;
+// The page that shows a room's step (the server's `page`), in the room.
+function inRoom(page, code = roomCode) {
+  return `${page}?room=${encodeURIComponent(code)}`;
 }
 
 // -- the connection ----------------------------------------------------------------------
@@ -80,11 +102,17 @@ function connect() {
   socket.on("disconnect", () => {
     if (!over) say("Connection lost: reconnecting…", "error");
   });
-  socket.on("step", (message) => teacherMoved(message.trace, message.step, message.move));
+  socket.on("step", (message) => teacherMoved(message));
   socket.on("students", (message) => showStudents(message.count));
-  socket.on("question", (question) => showQuestion(question, null));
-  socket.on("tally", (tally) => showTally(tally));
-  socket.on("revealed", (message) => showQuestion(message.question, message));
+  socket.on("question", (question) => {
+    questions.show(question);
+    tell("question", question);
+  });
+  socket.on("tally", (tally) => questions.tally(tally));
+  socket.on("revealed", (message) => {
+    questions.revealed(message);
+    tell("revealed", { ...message, mine: questions.mine });
+  });
   socket.on("ended", (message) => ended(message.reason));
 }
 
@@ -105,14 +133,16 @@ function join() {
       if (presentNow) showJoinDialog();
       presentNow = false;
     } else {
-      teacherMoved(answer.trace, answer.step, answer.move, { rejoined: true });
-      if (chosen && answer.question && chosen.id === answer.question.id && !answer.question.revealed) {
-        sendAnswer(chosen.option); // a reconnect: the answer is counted again
-      }
+      teacherMoved(answer, { rejoined: true });
     }
     // The spread of answers: the teacher's always, everyone's once it is revealed.
-    if (answer.question) showQuestion(answer.question, answer.tally || null);
+    if (answer.question) {
+      questions.show(answer.question, answer.tally || null);
+      if (role === "student") questions.resend(); // a reconnect: the answer counts again
+    }
     updateBar();
+    updateWhatIfLink();
+    tell("joined", { role, room });
   });
 }
 
@@ -140,7 +170,7 @@ function sendStep(step, { now = false } = {}) {
 async function present() {
   if (teaching && !roomCode) {
     // This tab already teaches a room: show this trace there (a switch of trace).
-    location.assign(`/trace/${encodeURIComponent(stepper.traceId)}/step/${stepper.current}?room=${encodeURIComponent(teaching.code)}`);
+    location.assign(inRoom(`${stepper.base}/step/${stepper.current}`, teaching.code));
     return;
   }
   let answer;
@@ -181,6 +211,7 @@ function showStudents(count) {
   if (room) room.students = count;
   $("join-count").textContent = `${count} ${count === 1 ? "student" : "students"} connected`;
   updateBar();
+  questions.refresh();
 }
 
 function endClass() {
@@ -190,37 +221,56 @@ function endClass() {
   });
 }
 
-// Hooks for the lesson pages (predict checkpoints, what-if reruns).
+// Hooks for the lesson pages (predict checkpoints, what-if reruns): classroom_lesson.js.
 
-// Put a question to the class: {id, prompt, options: [text, ...]}; answers come as "tally".
+export const classroom = {
+  get role() { return role; },
+  get room() { return room; },
+};
+
+// Put a question of your own to the class: {id, prompt, options: [text, ...]}, or
+// {id, prompt, kind: "number" | "text"} for a typed answer; answers come as "tally".
 export function askQuestion(question) {
-  return new Promise((resolve) => {
-    socket.emit("ask", { code: room.code, token: teaching.token, question }, resolve);
-  });
+  return emit("ask", { code: room.code, token: teaching.token, question });
 }
 
-// Show everyone the spread of answers (and the right option, if `correct` is given).
+// Ask the class a checkpoint of the lesson the room is on: the server reads the question
+// from the lesson, and at the reveal its answer and explanation.
+export function askCheckpoint(id) {
+  return emit("ask", { code: room.code, token: teaching.token, checkpoint: id });
+}
+
+// Show everyone the spread of answers (and the right option of a question of your own, if
+// `correct` is given; a checkpoint's answer comes from the server).
 export function revealQuestion(id, correct = null) {
-  return new Promise((resolve) => {
-    socket.emit("reveal", { code: room.code, token: teaching.token, question: id, correct }, resolve);
-  });
+  return emit("reveal", { code: room.code, token: teaching.token, question: id, correct });
 }
 
 // The teacher moves the class to another trace (a what-if rerun gives a new trace id):
-// this page opens it in the room, and the students follow when it is shown.
-export function switchTrace(traceId, step = 0) {
-  location.assign(`/trace/${encodeURIComponent(traceId)}/step/${step}?room=${encodeURIComponent(room.code)}`);
+// the room is told first, so the students go at once, then this page opens it, in the
+// room (on a lesson's own page if it is a lesson: the server says which page).
+export async function switchTrace(traceId, step = 0) {
+  clearTimeout(sendTimer);
+  myMove = Math.max(myMove + 1, Date.now() * 1000);
+  const answer = await emit("step", { code: room.code, token: teaching.token, trace: traceId, step, move: myMove });
+  if (answer.error) {
+    say(`The class did not follow: ${answer.error}`, "error");
+    return answer;
+  }
+  location.assign(inRoom(answer.page, room.code));
+  return answer;
 }
 
 // -- the student ---------------------------------------------------------------------------
 
-function teacherMoved(trace, step, move, { rejoined = false } = {}) {
-  if (move < lastMove || (move === lastMove && !rejoined)) return;
-  lastMove = move;
-  teacherAt = { trace, step };
+// The teacher's position: {trace, step, move, page} (a "step" message or a join answer).
+function teacherMoved(at, { rejoined = false } = {}) {
+  if (at.move < lastMove || (at.move === lastMove && !rejoined)) return;
+  lastMove = at.move;
+  teacherAt = at;
   if (role === "teacher") {
-    if (trace !== stepper.traceId) location.assign(stepAddress(trace, step));
-    else if (step !== stepper.current) stepper.show(step); // the teacher's other page moved
+    if (at.trace !== stepper.traceId) location.assign(inRoom(at.page));
+    else if (at.step !== stepper.current) stepper.show(at.step); // the teacher's other page moved
     return;
   }
   if (following) goToTeacher();
@@ -230,7 +280,7 @@ function teacherMoved(trace, step, move, { rejoined = false } = {}) {
 function goToTeacher() {
   if (!teacherAt) return;
   if (teacherAt.trace !== stepper.traceId) {
-    location.assign(stepAddress(teacherAt.trace, teacherAt.step));
+    location.assign(inRoom(teacherAt.page));
     return;
   }
   if (teacherAt.step !== stepper.current) stepper.show(teacherAt.step);
@@ -242,62 +292,15 @@ function setFollowing(on) {
   updateBar();
 }
 
-function sendAnswer(option) {
-  const question = room.question;
-  socket.emit("answer", { code: room.code, question: question.id, option }, (answer) => {
-    if (answer.error) {
-      $("question-note").textContent = answer.error;
-      return;
-    }
-    chosen = { id: question.id, option };
-    for (const button of $("question-options").querySelectorAll("button")) {
-      button.setAttribute("aria-pressed", String(Number(button.dataset.option) === option));
-    }
-    $("question-note").textContent = "Your answer is in (anonymous). You may change it until the teacher reveals.";
-  });
-}
-
-// -- questions (both roles) ------------------------------------------------------------------
-
-function showQuestion(question, result) {
-  if (!question || !room) return;
-  room.question = question;
-  $("classroom-question").hidden = false;
-  $("question-prompt").textContent = question.prompt;
-  const counts = result ? result.counts : null;
-  const total = result ? Math.max(1, result.answered) : 1;
-  const canAnswer = role === "student" && !question.revealed;
-  const rows = question.options.map((text, index) => {
-    const mine = chosen && chosen.id === question.id && chosen.option === index;
-    const label = [text];
-    if (counts) {
-      const n = counts[index];
-      const share = Math.round((100 * n) / total);
-      label.push(h("span", { class: "count" }, ` · ${n} ${n === 1 ? "answer" : "answers"} (${share}%)`));
-    }
-    if (question.revealed && question.correct === index) label.push(h("strong", { class: "correct" }, " ✓ correct"));
-    const item = canAnswer
-      ? h("button", { type: "button", data: { option: String(index) }, "aria-pressed": String(Boolean(mine)) }, ...label)
-      : h("p", { class: "option", data: { option: String(index) } }, ...label);
-    if (canAnswer) item.addEventListener("click", () => sendAnswer(index));
-    if (counts) {
-      const spread = h("span", { class: "spread" });
-      spread.style.width = `${(100 * counts[index]) / total}%`;
-      item.append(spread);
-    }
-    return item;
-  });
-  clear($("question-options")).append(...rows);
-  $("question-note").textContent = question.revealed
-    ? `Revealed: ${result ? result.answered : 0} answered.`
-    : role === "teacher" ? "Waiting for answers…" : "Choose an answer.";
-}
-
-function showTally(tally) {
-  if (role !== "teacher" || !room || !room.question || room.question.id !== tally.id) return;
-  if (room.question.revealed) return;
-  showQuestion(room.question, tally);
-  $("question-note").textContent = `${tally.answered} of ${room.students} answered.`;
+// A what-if trace's banner (lessons/what_if_note.html) links back to its lesson at this
+// step (or step 0 if the lesson is shorter); for the teacher the link moves the class.
+function updateWhatIfLink() {
+  const back = $("what-if-back");
+  if (!back) return;
+  const step = stepper.current < Number(back.dataset.count) ? stepper.current : 0;
+  back.dataset.step = String(step);
+  back.href = `/lesson/${encodeURIComponent(back.dataset.lesson)}/step/${step}`;
+  back.hidden = role === "student";
 }
 
 // -- the bar ------------------------------------------------------------------------------------
@@ -337,7 +340,17 @@ function ended(reason) {
 stepper.onStep((step, by) => {
   if (role === "teacher" && by !== "room") sendStep(step);
   else if (role === "student" && by === "user" && following) setFollowing(false);
+  updateWhatIfLink();
 });
+const whatIfBack = $("what-if-back");
+if (whatIfBack) {
+  whatIfBack.addEventListener("click", (event) => {
+    if (role !== "teacher") return;
+    event.preventDefault();
+    switchTrace(whatIfBack.dataset.lesson, Number(whatIfBack.dataset.step));
+  });
+  updateWhatIfLink();
+}
 $("classroom-follow").addEventListener("click", () => setFollowing(true));
 $("classroom-explore").addEventListener("click", () => setFollowing(false));
 $("classroom-show-code").addEventListener("click", showJoinDialog);

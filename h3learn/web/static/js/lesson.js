@@ -5,6 +5,9 @@
 //   h3learn:step        a step was drawn: show its notes, remember it (progress.js)
 // Answers are checked by the server (POST /api/lessons/<id>/checkpoints/<cid>); this page
 // only knows where each checkpoint stops the learner, never its answer.
+// In a class (classroom_lesson.js) the page says "h3learn:checkpoint" when it shows a
+// question and "h3learn:solved" when one is answered here, and `lessonPage` lets the class
+// decide which checkpoints still stop a teacher and record what the class was shown.
 import { clear, getJSON, h } from "./dom.js";
 import { markdownBlock } from "./markdown.js";
 import { link } from "./bytes.js";
@@ -15,6 +18,9 @@ const lessonId = root.dataset.lesson;
 const stops = JSON.parse(root.dataset.checkpoints).sort((a, b) => a.step - b.step);
 const $ = (id) => document.getElementById(id);
 const progress = loadProgress(lessonId);
+// A page opened in a class (?room=) is put where the class is, past any checkpoint.
+const inRoom = new URLSearchParams(location.search).has("room");
+let isAnswered = (stop) => Boolean(progress.answered[stop.id]);
 
 let lesson = null; // GET /api/lessons/<id>, once it has arrived
 let asking = null; // the checkpoint on screen
@@ -28,7 +34,7 @@ const lessonReady = getJSON(`/api/lessons/${encodeURIComponent(lessonId)}`).then
 });
 
 function unansweredBefore(step) {
-  return stops.find((stop) => stop.step <= step && !progress.answered[stop.id]) || null;
+  return stops.find((stop) => stop.step <= step && !isAnswered(stop)) || null;
 }
 
 function go(step) {
@@ -37,7 +43,7 @@ function go(step) {
 
 root.addEventListener("h3learn:beforestep", (event) => {
   // A classroom following its teacher ("room") goes where the teacher goes.
-  if (event.detail.by === "room") return;
+  if (event.detail.by === "room" || (event.detail.by === "load" && inRoom)) return;
   const stop = unansweredBefore(event.detail.step);
   if (!stop) return;
   event.preventDefault();
@@ -133,6 +139,7 @@ function renderQuestion(stop) {
   $("checkpoint-reveal").addEventListener("click", () => submit(stop, { reveal: true }));
   const first = box.querySelector("input");
   if (first) first.focus({ preventScroll: true });
+  root.dispatchEvent(new CustomEvent("h3learn:checkpoint", { detail: { stop, checkpoint, box } }));
 }
 
 async function submit(stop, body) {
@@ -154,9 +161,8 @@ async function submit(stop, body) {
       answer.hint_html ? markdownBlock("div", "hint", answer.hint_html) : "");
     return;
   }
-  progress.answered[stop.id] = answer.correct ? "right" : "shown";
-  saveProgress(lessonId, progress);
-  solved = { stop, answer };
+  solve(stop, answer, answer.correct ? "right" : "shown");
+  root.dispatchEvent(new CustomEvent("h3learn:solved", { detail: { stop, answer } }));
   hideQuestion();
   const box = clear($("checkpoint"));
   box.hidden = false;
@@ -168,6 +174,37 @@ async function submit(stop, body) {
   box.append(resultBlock(answer, false), h("p", {}, next));
   next.focus({ preventScroll: true });
 }
+
+// A checkpoint answered (or its answer shown): kept in this browser's progress, and its
+// result and explanation shown with the step it stopped before.
+function solve(stop, answer, mark) {
+  progress.answered[stop.id] = mark;
+  saveProgress(lessonId, progress);
+  solved = { stop, answer };
+}
+
+// For a class (classroom_lesson.js).
+export const lessonPage = {
+  lessonId,
+  stops,
+  // Which checkpoints still stop this page (a teacher presenting: those not yet asked).
+  setAnsweredRule(rule) {
+    isAnswered = rule;
+  },
+  // The lesson as GET /api/lessons/<id> gives it, when it has arrived.
+  ready: lessonReady,
+  // The class was shown a checkpoint's answer: `answer` as the checkpoint API gives it
+  // ({correct, answer, explain_html}); `mark` "right" or "shown" is kept in this
+  // learner's progress (null: shown, but not kept: the teacher's own progress).
+  solvedInClass(stopId, answer, mark) {
+    const stop = stops.find((each) => each.id === stopId);
+    if (!stop) return;
+    if (mark) solve(stop, answer, mark);
+    else solved = { stop, answer };
+    if (asking && asking.id === stopId) hideQuestion();
+    if (shownStep !== null) showNotes(shownStep);
+  },
+};
 
 function resultBlock(answer, compact) {
   return h("div", { class: `result ${answer.correct ? "right" : "shown"}`, id: compact ? null : "checkpoint-result" },

@@ -43,6 +43,7 @@ function clamp(step) {
 // step: "h3learn:beforestep" is cancelable. After each step is drawn, "h3learn:step" says
 // which one it was; another module can move the page with "h3learn:go" ({step}).
 async function go(step, { push = false, by = "user" } = {}) {
+  if (by === "user") pendingShow = null;
   step = clamp(step);
   const asked = new CustomEvent("h3learn:beforestep", { cancelable: true, detail: { step, current, by } });
   if (!root.dispatchEvent(asked)) {
@@ -299,13 +300,19 @@ window.addEventListener("popstate", (event) => {
 // -- the hook other modules use (static/js/classroom.js) ---------------------------------
 
 const stepListeners = [];
+// A step of a live capture that this page does not have yet (a teacher a batch ahead):
+// shown as soon as the capture has grown that far.
+let pendingShow = null;
 export const stepper = {
   traceId,
+  base, // where this page's steps live: /trace/<id> or /lesson/<id>
   get count() { return count; }, // a live capture's grows
   get current() { return current; },
   // Show a step for someone else (a teacher being followed): play stops, listeners hear "room".
   show(step) {
     setPlaying(false);
+    pendingShow = root.dataset.capture && step >= count ? step : null;
+    if (pendingShow !== null) return Promise.resolve();
     return go(step, { by: "room" });
   },
   onStep(listener) { stepListeners.push(listener); },
@@ -326,7 +333,11 @@ if (root.dataset.capture) {
       $("jump").max = String(count - 1);
       diagram.grow(count, rows);
       updateButtons();
-      if (follow) go(count - 1);
+      if (pendingShow !== null && pendingShow < count) {
+        const step = pendingShow;
+        pendingShow = null;
+        go(step, { by: "room" });
+      } else if (follow) go(count - 1);
     },
   });
 }
