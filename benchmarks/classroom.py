@@ -15,6 +15,11 @@ max over all N x S deliveries for each server, and the ratio of the p95s (goal a
 N=200: h3learn's p95 within 1.5x the raw broadcast's). The machine's load average is
 printed too: on a shared machine the numbers move with it.
 
+Then a question to the class (h3learn only: the raw server has none): the teacher asks
+for a typed number, all N students answer at once, and the benchmark prints how long it
+took until the teacher's live spread counted all N, each answer's round trip (p50/p95),
+and the reveal's latency to the students (p50/p95).
+
 With ``--message-queue redis://...`` both servers send every emit through that Redis, as
 several processes sharing a class would (`h3learn serve --message-queue`), so the
 figures include the trip through Redis; start a redis-server first.
@@ -146,6 +151,7 @@ class Class:
         self.current: Round | None = None
         self.delays: list[float] = []
         self.missed = 0
+        self.revealed: list[float] = []  # when each student heard of a reveal
 
     def on_step(self, message: dict[str, Any]) -> None:
         if self.current is not None:
@@ -157,6 +163,7 @@ class Class:
         async def one() -> Any:
             client = socketio.AsyncClient(reconnection=False)
             client.on("step", self.on_step, namespace=self.namespace)
+            client.on("revealed", self.on_revealed, namespace=self.namespace)
             await client.connect(
                 self.url, namespaces=[self.namespace], transports=["websocket"], wait_timeout=30
             )
@@ -179,6 +186,9 @@ class Class:
             self.missed += len(self.students) - len(self.current.delays)
         self.delays += self.current.delays
         self.current = None
+
+    def on_revealed(self, message: dict[str, Any]) -> None:
+        self.revealed.append(time.perf_counter())
 
     async def close(self) -> None:
         for start in range(0, len(self.students), CONNECT_BATCH):
@@ -224,7 +234,9 @@ async def measure(h3learn_url: str, raw_url: str, args: argparse.Namespace) -> N
             teacher, "step", control | {"trace": args.trace, "step": step, "move": move}
         )
         await asyncio.sleep(0.05)
-        await raw.step(driver, "go", {"trace": args.trace, "step": step, "move": move})
+        # What h3learn's room sends each student, to the byte: where the step is shown too.
+        shown = {"kind": "trace", "page": f"/trace/{args.trace}/step/{step}"}
+        await raw.step(driver, "go", {"trace": args.trace, "step": step, "move": move} | shown)
         await asyncio.sleep(0.05)
 
     print(f"{'':22}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'mean ms':>9}  delivered")
@@ -238,6 +250,8 @@ async def measure(h3learn_url: str, raw_url: str, args: argparse.Namespace) -> N
     ratio = percentile(h3learn.delays, 0.95) / percentile(raw.delays, 0.95)
     print(f"p95 ratio h3learn / raw: {ratio:.2f} (goal at N=200: <= 1.5)")
 
+    await question_round(teacher, h3learn, control)
+
     # Hundreds of clients closing at once make the Engine.IO client log each write loop it
     # stops ("packet queue is empty"): expected here, and not a result.
     logging.getLogger("engineio.client").setLevel(logging.CRITICAL)
@@ -245,6 +259,44 @@ async def measure(h3learn_url: str, raw_url: str, args: argparse.Namespace) -> N
     await raw.close()
     await teacher.disconnect()
     await driver.disconnect()
+
+
+async def question_round(teacher: Any, taught: Class, control: dict[str, Any]) -> None:
+    """A typed question: N answers at once, the teacher's spread, the reveal (docstring)."""
+    counted = asyncio.Event()
+    students = len(taught.students)
+
+    def on_tally(tally: dict[str, Any]) -> None:
+        if tally.get("answered") == students:
+            counted.set()
+
+    teacher.on("tally", on_tally, namespace=NS)
+    question = {"id": "bench", "prompt": "How many bytes?", "kind": "number"}
+    await teacher.call("ask", control | {"question": question}, namespace=NS, timeout=30)
+    await asyncio.sleep(0.5)
+
+    async def answer(client: Any, index: int) -> float:
+        message = {"code": control["code"], "question": "bench", "text": str(index % 7)}
+        sent = time.perf_counter()
+        await client.call("answer", message, namespace=NS, timeout=STEP_TIMEOUT)
+        return (time.perf_counter() - sent) * 1000
+
+    started = time.perf_counter()
+    trips = await asyncio.gather(*(answer(c, i) for i, c in enumerate(taught.students)))
+    await asyncio.wait_for(counted.wait(), STEP_TIMEOUT)
+    all_counted = (time.perf_counter() - started) * 1000
+    sent = time.perf_counter()
+    await teacher.call("reveal", control | {"question": "bench"}, namespace=NS, timeout=30)
+    deadline = time.perf_counter() + STEP_TIMEOUT
+    while len(taught.revealed) < students and time.perf_counter() < deadline:
+        await asyncio.sleep(0.01)
+    reveals = [(arrived - sent) * 1000 for arrived in taught.revealed]
+    print(
+        f"question: {students} typed answers at once, all counted in the teacher's spread "
+        f"after {all_counted:.0f} ms; an answer's round trip p50 {percentile(trips, 0.5):.1f} "
+        f"/ p95 {percentile(trips, 0.95):.1f} ms; the reveal reached {len(reveals)}/{students} "
+        f"students, p50 {percentile(reveals, 0.5):.1f} / p95 {percentile(reveals, 0.95):.1f} ms"
+    )
 
 
 def main() -> None:
