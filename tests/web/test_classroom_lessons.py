@@ -219,6 +219,22 @@ def test_a_checkpoint_belongs_to_the_lesson_the_room_is_on(
     assert "the class is not on a lesson (it shows 'first-get')" in answer["error"]
 
 
+@pytest.mark.parametrize(
+    ("checkpoint", "words"),
+    [
+        (5, "'checkpoint' must be a string, not the number 5"),
+        ("../prefix", "'checkpoint' may hold only letters, digits and _ . : -"),
+        ("x" * 65, "'checkpoint' is longer than 64 characters"),
+    ],
+)
+def test_a_malformed_checkpoint_ask_is_refused(
+    lesson_class: Class, checkpoint: Any, words: str
+) -> None:
+    answer = lesson_class.ask(checkpoint)
+    assert answer["status"] == 400 and words in answer["error"]
+    assert lesson_class.students[0].received("question") == []
+
+
 def test_the_revealed_spread_stays_when_students_leave(lesson_class: Class, page: Any) -> None:
     lesson_class.ask(PREFIX[0])
     for student in lesson_class.students:
