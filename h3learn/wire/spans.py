@@ -28,11 +28,40 @@ from h3learn.events import FieldSpan
 from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.huffman import huffman_decode, huffman_encode, huffman_encoded_length
 from h3learn.wire.prefixed_int import parse_prefixed_int, serialize_prefixed_int
-from h3learn.wire.varint import parse_varint, serialize_varint, varint_length
+from h3learn.wire.varint import LENGTH_FOR_PREFIX, parse_varint, serialize_varint, varint_length
 
 EXPLAIN_HUFFMAN_FLAG = (
     "H bit: 1 if the string is Huffman-encoded, 0 if its bytes follow as they are."
 )
+
+
+def varint_how(length: int) -> str:
+    """How a variable-length integer of ``length`` bytes is laid out (RFC 9000 §16).
+
+    Appended to the explanation of every varint span, so that the byte view says how the
+    bytes give the value.
+    """
+    length_bits = LENGTH_FOR_PREFIX.index(length)
+    return (
+        f" ({length}-byte variable-length integer, RFC 9000 §16: the first two bits,"
+        f" {length_bits:02b}, give its length; the other {8 * length - 2} bits, the value.)"
+    )
+
+
+def prefixed_how(value: int, prefix_bits: int) -> str:
+    """How a prefixed integer continues past its prefix (RFC 9204 §4.1.1), or "" if it fits.
+
+    Appended to the explanation of an integer span that takes more than its first byte.
+    """
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return ""
+    return (
+        f" (The {prefix_bits}-bit prefix is full, all ones = {limit}, so the integer"
+        f" continues: the next bytes carry {value - limit} in 7-bit groups, low group first,"
+        f" the top bit of each saying whether another follows; {limit} + {value - limit} ="
+        f" {value}. RFC 9204 §4.1.1.)"
+    )
 
 
 def display(value: bytes) -> str:
@@ -167,7 +196,8 @@ class SpanReader(_Labeller):
         start = self.position
         value, end = parse_prefixed_int(self.data, start, prefix_bits)
         if self.spans is not None:
-            self._note(name, start, end - start, value, explain, rfc, self.bit, prefix_bits)
+            how = prefixed_how(value, prefix_bits)
+            self._note(name, start, end - start, value, explain + how, rfc, self.bit, prefix_bits)
         self.position = end
         self.bit = 0
         return value
@@ -211,7 +241,7 @@ class SpanReader(_Labeller):
             raise ValueError("a variable-length integer starts on a byte boundary")
         value, length = parse_varint(self.data, self.position)
         if self.spans is not None:
-            self._note(name, self.position, length, value, explain, rfc)
+            self._note(name, self.position, length, value, explain + varint_how(length), rfc)
         self.position += length
         return value
 
@@ -287,9 +317,9 @@ class SpanWriter(_Labeller):
         start = len(self.buffer)
         self.buffer += serialize_prefixed_int(value, prefix_bits, high_bits)
         if self.spans is not None:
-            self._note(
-                name, start, len(self.buffer) - start, value, explain, rfc, first_bit, prefix_bits
-            )
+            how = prefixed_how(value, prefix_bits)
+            length = len(self.buffer) - start
+            self._note(name, start, length, value, explain + how, rfc, first_bit, prefix_bits)
         self.bit = 0
 
     def string(
@@ -329,7 +359,8 @@ class SpanWriter(_Labeller):
         start = len(self.buffer)
         self.buffer += serialize_varint(value, length)
         if self.spans is not None:
-            self._note(name, start, len(self.buffer) - start, value, explain, rfc)
+            written = len(self.buffer) - start
+            self._note(name, start, written, value, explain + varint_how(written), rfc)
 
     def raw(
         self,
@@ -354,4 +385,13 @@ class SpanWriter(_Labeller):
         return tuple(self.spans) if self.spans is not None else ()
 
 
-__all__ = ["SpanReader", "SpanWriter", "bit_string", "display", "uses_huffman", "varint_length"]
+__all__ = [
+    "SpanReader",
+    "SpanWriter",
+    "bit_string",
+    "display",
+    "prefixed_how",
+    "uses_huffman",
+    "varint_how",
+    "varint_length",
+]

@@ -278,6 +278,44 @@ def test_varint_and_raw_spans_have_no_bit_range_and_show_the_value() -> None:
     ]
 
 
+def test_a_varint_explanation_says_how_its_first_two_bits_give_its_length() -> None:
+    # RFC 9000 §16: 00, 01, 10, 11 -> 1, 2, 4, 8 bytes; the rest of the bits are the value.
+    writer = SpanWriter()
+    for value in (37, 15293, 494878333, 151288809941952652):
+        writer.varint(value, "V", "A value.", "9000#16")
+    writer.varint(37, "Padded", "A value.", "9000#16", length=8)
+    spans = writer.field_spans()
+    assert [s.length for s in spans] == [1, 2, 4, 8, 8]
+    assert spans[0].explain.startswith("A value. (1-byte variable-length integer")
+    assert "first two bits, 00, give its length; the other 6 bits" in spans[0].explain
+    assert "first two bits, 01, give its length; the other 14 bits" in spans[1].explain
+    assert "first two bits, 10, give its length; the other 30 bits" in spans[2].explain
+    assert "first two bits, 11, give its length; the other 62 bits" in spans[3].explain
+    assert "first two bits, 11" in spans[4].explain  # the length sent, not the shortest
+    reader = SpanReader(writer.unit())
+    read = [reader.varint("V", "A value.", "9000#16") for _ in spans]
+    assert read == [37, 15293, 494878333, 151288809941952652, 37]
+    assert [s.explain for s in reader.field_spans()] == [s.explain for s in spans]
+
+
+def test_an_integer_that_overflows_its_prefix_explains_the_continuation() -> None:
+    # RFC 9204 §4.1.1 (RFC 7541 §5.1): 94 in a 6-bit prefix is 63, then 31.
+    writer = SpanWriter()
+    writer.bits(0b11, 2, "Pattern", "e", RFC)
+    writer.integer(94, "Index", "The index.", RFC)
+    writer.bits(0b11, 2, "Pattern", "e", RFC)
+    writer.integer(62, "Index", "The index.", RFC)
+    assert writer.unit() == bytes.fromhex("ff1fFE")
+    overflowing, fitting = writer.field_spans()[1], writer.field_spans()[3]
+    assert "6-bit prefix is full, all ones = 63" in overflowing.explain
+    assert "63 + 31 = 94" in overflowing.explain
+    assert fitting.explain == "The index."  # fits the prefix: nothing to add
+    reader = SpanReader(writer.unit())
+    reader.bits(2, "Pattern", "e", RFC)
+    assert reader.integer("Index", "The index.", RFC) == 94
+    assert reader.field_spans()[1].explain == overflowing.explain
+
+
 def test_bits_show_binary_digits_unless_told_otherwise() -> None:
     writer = SpanWriter()
     writer.bits(1, 3, "Pattern", "e", RFC)
