@@ -177,7 +177,7 @@ def read_scenario(table: Table | None) -> Scenario:
 #:   text, integer, flag: a TOML string, integer, boolean
 #:   side: "client" or "server"
 #:   headers: a list of [name, value] pairs of strings, in order
-#:   body: a string, or a list of strings (one DATA frame each)
+#:   body: a string, or a list of DATA frames (strings, or { repeat = "text", length = N })
 #:   interim: a list of tables {status = 103, headers = [...]}
 #:   unit: a table (a frame or instruction description, see violations.py)
 KINDS = ("text", "integer", "flag", "side", "headers", "body", "interim", "unit")
@@ -431,12 +431,7 @@ def _read_value(table: Table, key: str, kind: str) -> Any:
     if kind == "headers":
         return read_headers(table, key)
     if kind == "body":
-        value = table.raw(key)
-        if isinstance(value, str):
-            return [value]
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return list(value)
-        raise table.error(key, "must be a string, or a list of strings (one DATA frame each)")
+        return _read_body(table, key)
     if kind == "interim":
         return _read_interim(table, key)
     assert kind == "unit"
@@ -444,6 +439,46 @@ def _read_value(table: Table, key: str, kind: str) -> Any:
     assert unit is not None
     return unit
     # (violations.py reads the unit's own keys, so that its errors name them too.)
+
+
+#: The largest DATA frame a ``{ repeat = ..., length = N }`` body item may ask for: enough for
+#: a Length that needs four bytes (RFC 9000 §16), small enough to keep a trace readable.
+LONGEST_REPEATED_BODY = 100_000
+
+
+def _read_body(table: Table, key: str) -> list[str]:
+    """A body: a string, or a list of DATA frames, each a string or a repeated text.
+
+    ``{ repeat = "0123456789", length = 20000 }`` is one DATA frame of ``length`` bytes:
+    the text repeated and cut to that length (ASCII text, so that characters are bytes).
+    It lets a lesson show a frame whose Length needs a 2- or 4-byte varint without
+    writing kilobytes of TOML.
+    """
+    problem = (
+        'must be a string, or a list of DATA frames: strings or { repeat = "text", length = N }'
+    )
+    value = table.raw(key)
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not value:
+        raise table.error(key, problem)
+    chunks: list[str] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str):
+            chunks.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise table.document.error((*table.path, key, index), f"item {index + 1} {problem}")
+        child = table.child(key, {}).child(index, item)
+        text = child.required_text("repeat")
+        length = child.integer("length", required=True)
+        child.finish()
+        if not text.isascii():
+            raise child.error("repeat", "must be ASCII text, so that its length is in bytes")
+        if not 0 < length <= LONGEST_REPEATED_BODY:
+            raise child.error("length", f"must be between 1 and {LONGEST_REPEATED_BODY}")
+        chunks.append((text * (length // len(text) + 1))[:length])
+    return chunks
 
 
 def read_headers(table: Table, key: str) -> list[tuple[str, str]]:

@@ -237,3 +237,32 @@ def test_an_appendix_section_is_known(tmp_path: Path) -> None:
     )
     (folder / "9204.toml").write_text(text)
     assert load_annotations(folder).get("9204#B.1") is not None
+
+
+def test_a_repeated_body_is_one_data_frame_of_exactly_that_length(tmp_path: Path) -> None:
+    text = GOOD.replace('body = "hi"', 'body = ["hi", { repeat = "abc", length = 20000 }]')
+    recorded = verify_lesson(load_lesson(write(tmp_path, text)))
+    sent = [
+        e
+        for e in recorded.events
+        if e.name == "frame_created" and e.data["frame"]["frame_type"] == "data"
+    ]
+    assert [len(e.raw) for e in sent] == [2 + 2, 1 + 4 + 20000]  # RFC 9000 §16: 4-byte Length
+    assert sent[1].raw[5:11] == b"abcabc" and sent[1].raw.endswith(b"cab")
+
+
+@pytest.mark.parametrize(
+    ("item", "complaint"),
+    [
+        ('{ repeat = "é", length = 10 }', "'repeat': must be ASCII text"),
+        ('{ repeat = "ab", length = 0 }', "'length': must be between 1 and"),
+        ('{ repeat = "ab" }', "'length' is missing"),
+        ('{ repeat = "ab", length = 9, times = 2 }', "'times': unknown key"),
+        ("3", "item 1 must be a string, or a list of DATA frames"),
+    ],
+)
+def test_a_bad_repeated_body_names_its_key(tmp_path: Path, item: str, complaint: str) -> None:
+    text = GOOD.replace('body = "hi"', f"body = [{item}]")
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "body = [")
+    assert complaint in str(error)
