@@ -48,19 +48,21 @@ def varint_how(length: int) -> str:
     )
 
 
-def prefixed_how(value: int, prefix_bits: int) -> str:
+def prefixed_how(value: int, prefix_bits: int, length: int) -> str:
     """How a prefixed integer continues past its prefix (RFC 9204 §4.1.1), or "" if it fits.
 
-    Appended to the explanation of an integer span that takes more than its first byte.
+    Appended to the explanation of an integer span that takes more than its first byte;
+    ``length`` is the bytes the integer takes.
     """
     limit = (1 << prefix_bits) - 1
     if value < limit:
         return ""
+    more = length - 1
     return (
-        f" (The {prefix_bits}-bit prefix is full, all ones = {limit}, so the integer"
-        f" continues: the next bytes carry {value - limit} in 7-bit groups, low group first,"
-        f" the top bit of each saying whether another follows; {limit} + {value - limit} ="
-        f" {value}. RFC 9204 §4.1.1.)"
+        f" (The {prefix_bits}-bit prefix is full, all ones = {limit}, so the integer continues"
+        f" in {more} more byte{'s' if more > 1 else ''}, carrying {value} - {limit} ="
+        f" {value - limit} in 7-bit groups, low group first; a top bit of 1 means another"
+        " byte follows. RFC 9204 §4.1.1.)"
     )
 
 
@@ -196,7 +198,7 @@ class SpanReader(_Labeller):
         start = self.position
         value, end = parse_prefixed_int(self.data, start, prefix_bits)
         if self.spans is not None:
-            how = prefixed_how(value, prefix_bits)
+            how = prefixed_how(value, prefix_bits, end - start)
             self._note(name, start, end - start, value, explain + how, rfc, self.bit, prefix_bits)
         self.position = end
         self.bit = 0
@@ -317,8 +319,8 @@ class SpanWriter(_Labeller):
         start = len(self.buffer)
         self.buffer += serialize_prefixed_int(value, prefix_bits, high_bits)
         if self.spans is not None:
-            how = prefixed_how(value, prefix_bits)
             length = len(self.buffer) - start
+            how = prefixed_how(value, prefix_bits, length)
             self._note(name, start, length, value, explain + how, rfc, first_bit, prefix_bits)
         self.bit = 0
 

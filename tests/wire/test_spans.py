@@ -308,8 +308,12 @@ def test_an_integer_that_overflows_its_prefix_explains_the_continuation() -> Non
     assert writer.unit() == bytes.fromhex("ff1fFE")
     overflowing, fitting = writer.field_spans()[1], writer.field_spans()[3]
     assert "6-bit prefix is full, all ones = 63" in overflowing.explain
-    assert "63 + 31 = 94" in overflowing.explain
+    assert "continues in 1 more byte, carrying 94 - 63 = 31" in overflowing.explain
     assert fitting.explain == "The index."  # fits the prefix: nothing to add
+    longer = SpanWriter()
+    longer.bits(0b001, 3, "Pattern", "e", RFC)
+    longer.integer(1337, "Capacity", "The capacity.", RFC)
+    assert "continues in 2 more bytes, carrying 1337 - 31 = 1306" in longer.field_spans()[1].explain
     reader = SpanReader(writer.unit())
     reader.bits(2, "Pattern", "e", RFC)
     assert reader.integer("Index", "The index.", RFC) == 94
