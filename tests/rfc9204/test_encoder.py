@@ -129,6 +129,31 @@ def test_recording_does_not_change_the_bytes() -> None:
     assert first.fields and first.fields[0].name == "Required Insert Count (encoded)"
 
 
+def test_each_recorded_field_line_says_how_many_bytes_it_took() -> None:
+    """RFC 9204 §4.5: after the prefix, a section is its field lines, end to end."""
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"), huffman=False)
+    encoder.apply_settings(256, 100)
+    decoder = Decoder(256, 100, log.for_endpoint("server"))
+    for stream_id, headers in enumerate(read_qif(VECTOR_INPUTS / "netbsd.qif")[:12]):
+        encoder_stream, section = encoder.encode(stream_id * 4, headers)
+        decoder.feed_encoder(encoder_stream)
+        assert decoder.decode(stream_id * 4, section) is not None
+        encoder.feed_decoder(decoder.data_to_send())
+    lengths: dict[str, list[list[int]]] = {}
+    for event in log.events:
+        if event.name not in ("headers_encoded", "headers_decoded"):
+            continue
+        reader = SpanReader(event.raw, record=False)
+        FieldSectionPrefix.parse(reader)
+        lines = [line["encoded_length"] for line in event.data["field_lines"]]
+        assert reader.position + sum(lines) == len(event.raw)
+        assert all(length >= 1 for length in lines)
+        lengths.setdefault(event.name, []).append(lines)
+    assert len(lengths["headers_encoded"]) == 12
+    assert lengths["headers_encoded"] == lengths["headers_decoded"]
+
+
 # --- the table's capacity (RFC 9204 §3.2.2, §3.2.3) ---------------------------------------
 
 
