@@ -4,7 +4,7 @@
 // its decoded text with a note; a field section's Required Insert Count, Base and absolute
 // indexes are worked out in words. Everything shown comes from the step's `event.bytes`,
 // `event.fields` and `event.calculation` as the API computed them.
-import { clear, h } from "./dom.js";
+import { append, clear, h } from "./dom.js";
 
 const PER_LINE = 16;
 const COLOURS = 8;
@@ -108,7 +108,8 @@ export function renderBytes(container, event) {
     for (const group of bits.querySelectorAll(".bit-group")) {
       group.classList.toggle("hl", group.dataset.field === String(index));
     }
-    clear(detail).append(
+    // dom.js's append skips the absent parts (the DOM's own would print "null").
+    append(clear(detail), [
       h("strong", { class: "detail-name" }, field.name),
       " ",
       h("span", { class: "muted" }, field.where + (field.bits ? `, bits ${field.bits}` : "")),
@@ -116,7 +117,7 @@ export function renderBytes(container, event) {
       field.note ? h("div", { class: "detail-note" }, field.note) : null,
       h("div", { class: "detail-explain" }, field.explain),
       field.rfc_link ? h("div", {}, link(field.rfc_link), " ", field.rfc_link.title) : null,
-    );
+    ]);
   }
 
   container.append(hex);
