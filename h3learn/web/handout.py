@@ -23,6 +23,13 @@ MAX_STEPS = 200
 
 #: Bytes per line of the hex dump, as on the step page.
 PER_LINE = 16
+#: A unit longer than FOLD_OVER bytes is folded as on the step page (bytes.js): its first
+#: FOLD_HEAD and last FOLD_TAIL bytes or so, in whole lines, and one line for the rest.
+FOLD_OVER = 1024
+FOLD_HEAD = 256
+FOLD_TAIL = 64
+#: A field longer than this shows its first FIELD_BYTES_SHOWN bytes and its length.
+FIELD_BYTES_SHOWN = 32
 
 ENDPOINT_NAMES = ("client", "server")
 
@@ -93,7 +100,8 @@ def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
                 event=event,
                 hex_lines=hex_lines(event["bytes"]),
                 field_bytes=[
-                    raw[f["offset"] : f["offset"] + f["length"]].hex(" ") for f in event["fields"]
+                    field_bytes(raw[f["offset"] : f["offset"] + f["length"]])
+                    for f in event["fields"]
                 ],
                 endpoints=[endpoint_state(name, state[name], changed) for name in ENDPOINT_NAMES],
                 changed=changed,
@@ -103,11 +111,33 @@ def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
 
 
 def hex_lines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The byte rows of `present.byte_rows` in lines of 16, with the offset of each line."""
-    return [
-        {"offset": f"{start:04x}", "bytes": rows[start : start + PER_LINE]}
-        for start in range(0, len(rows), PER_LINE)
+    """The byte rows of `present.byte_rows` in lines of 16, with the offset of each line.
+
+    A long unit is folded: one line ``{"offset": "…", "fold": "N bytes not shown ..."}``
+    stands for the lines between its head and its tail.
+    """
+    starts = range(0, len(rows), PER_LINE)
+    if len(rows) <= FOLD_OVER:
+        return [
+            {"offset": f"{start:04x}", "bytes": rows[start : start + PER_LINE]} for start in starts
+        ]
+    tail = (len(rows) - FOLD_TAIL) // PER_LINE * PER_LINE
+    fold = {
+        "offset": "…",
+        "fold": f"{tail - FOLD_HEAD} bytes not shown ({FOLD_HEAD:04x} to {tail - 1:04x})",
+    }
+    head = [
+        {"offset": f"{s:04x}", "bytes": rows[s : s + PER_LINE]} for s in starts if s < FOLD_HEAD
     ]
+    rest = [{"offset": f"{s:04x}", "bytes": rows[s : s + PER_LINE]} for s in starts if s >= tail]
+    return [*head, fold, *rest]
+
+
+def field_bytes(octets: bytes) -> str:
+    """A field's bytes in hex; a long field shows its first bytes and its length."""
+    if len(octets) <= FIELD_BYTES_SHOWN:
+        return octets.hex(" ")
+    return f"{octets[:FIELD_BYTES_SHOWN].hex(' ')} … ({len(octets)} bytes)"
 
 
 def _marks(changed: list[str]) -> set[str]:

@@ -17,8 +17,9 @@ import pytest
 from browser_helpers import chromium, served
 from web_helpers import XSS_PROBE, make_app, probe_step, save_probe_trace
 
-from h3learn.scenarios.examples import EXAMPLES
-from h3learn.trace.store import trace_document
+from h3learn.scenarios.examples import EXAMPLES, request
+from h3learn.trace.store import trace_document, write_trace
+from h3learn.transport.memory import MemoryPair
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -180,6 +181,27 @@ def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base
     assert page.locator("#bytes .hex-bytes .b.hl").count() >= 1  # type: ignore[attr-defined]
     href = page.get_attribute("#rfc a", "href")  # type: ignore[attr-defined]
     assert href.startswith("https://www.rfc-editor.org/rfc/rfc9204#section-")
+
+
+def test_a_long_frame_is_folded_until_the_learner_asks_for_every_byte(
+    page: object, base_url: str, data_dir: Path
+) -> None:
+    pair = MemoryPair.create()
+    pair.pump()
+    stream_id = pair.client.send_request(request("/upload", "POST"))
+    pair.client.send_data(stream_id, b"0123456789abcdef" * 1250, end_stream=True)
+    pair.pump()
+    step = next(e.seq for e in pair.log.events if len(e.raw) == 1 + 4 + 20000)
+    write_trace(data_dir / "traces" / "big-frame.json", "big frame", pair.log.events)
+    open_step(page, base_url, "big-frame", step)
+    lines = page.locator("#bytes .hex .hex-line")  # type: ignore[attr-defined]
+    fold = page.locator("#bytes .hex-fold")  # type: ignore[attr-defined]
+    assert "19680 bytes not shown (0100 to 4ddf)" in fold.text_content()
+    assert lines.count() == 16 + 1 + 5  # the head, the fold, the tail (0x4de0 to 0x4e24)
+    assert page.locator("#bytes .hex-bytes .b").first.text_content() == "00"  # type: ignore[attr-defined]
+    page.click("#bytes .show-all-bytes")  # type: ignore[attr-defined]
+    assert fold.count() == 0
+    assert lines.count() == (20005 + 15) // 16
 
 
 def test_clicking_the_diagram_jumps_and_filters_narrow_it(page: object, base_url: str) -> None:

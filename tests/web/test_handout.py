@@ -15,8 +15,9 @@ import pytest
 from flask.testing import FlaskClient
 from web_helpers import XSS_PROBE, make_app, probe_step, save_probe_trace
 
-from h3learn.scenarios.examples import EXAMPLES
+from h3learn.scenarios.examples import EXAMPLES, request
 from h3learn.trace.store import write_trace
+from h3learn.transport.memory import MemoryPair
 from h3learn.web.handout import MAX_STEPS
 
 
@@ -79,6 +80,28 @@ def test_a_long_trace_prints_a_range_at_a_time(tmp_path: Path) -> None:
     response = client.get(f"/trace/long/print?from=0&to={MAX_STEPS}")
     assert response.status_code == 400
     assert f"at most {MAX_STEPS} steps" in response.get_data(as_text=True)
+
+
+def test_a_long_frame_prints_folded_with_its_head_and_tail(tmp_path: Path) -> None:
+    pair = MemoryPair.create()
+    pair.pump()
+    stream_id = pair.client.send_request(request("/upload", "POST"))
+    pair.client.send_data(stream_id, bytes(range(256)) * 80, end_stream=True)  # 20480 bytes
+    pair.pump()
+    events = pair.log.events
+    step = next(e.seq for e in events if e.name == "frame_created" and len(e.raw) > 20000)
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    write_trace(traces / "big.json", "big", events)
+    client = make_app(tmp_path).test_client()
+    page = client.get(f"/trace/big/print?from={step}&to={step}").get_data(as_text=True)
+    text = re.sub(r"<[^>]+>", "", page)
+    # A 20485-byte frame: 256 bytes shown first, then the lines from 0x4fc0 (69 bytes).
+    assert "20160 bytes not shown (0100 to 4fbf)" in text
+    assert page.count('<div class="hex-line">') == 256 // 16 + 5
+    assert "4fc0" in text and "5000" in text and "4fb0" not in text
+    assert "… (20480 bytes)" in text  # the payload field's bytes, shortened
+    assert len(page) < 100_000
 
 
 def test_header_values_and_titles_print_as_text(tmp_path: Path) -> None:

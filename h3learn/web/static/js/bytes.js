@@ -8,6 +8,23 @@ import { append, clear, h } from "./dom.js";
 
 const PER_LINE = 16;
 const COLOURS = 8;
+// A long unit (a DATA frame of 20,000 bytes) is folded, as on the handout (handout.py):
+// its first FOLD_HEAD and last FOLD_TAIL bytes or so are shown, whole lines of 16, with one
+// line saying how many lie between and a button that shows them all.
+const FOLD_OVER = 1024;
+const FOLD_HEAD = 256;
+const FOLD_TAIL = 64;
+
+// The offsets of the hex lines not shown: none, or [first, end) in whole lines.
+function foldedRange(length) {
+  if (length <= FOLD_OVER) return null;
+  const tail = Math.floor((length - FOLD_TAIL) / PER_LINE) * PER_LINE;
+  return { first: FOLD_HEAD, end: tail };
+}
+
+function offsetText(offset) {
+  return offset.toString(16).padStart(4, "0");
+}
 
 function colour(index) {
   return `f${index % COLOURS}`;
@@ -18,7 +35,7 @@ function link(rfc) {
   return h("a", { href: rfc.url, target: "_blank", rel: "noopener noreferrer" }, rfc.label);
 }
 
-export function renderBytes(container, event) {
+export function renderBytes(container, event, showAll = false) {
   clear(container);
   if (!event.length) {
     container.append(h("p", { class: "muted" },
@@ -31,9 +48,21 @@ export function renderBytes(container, event) {
   const byteCells = [];
 
   const hex = h("div", { class: "hex", role: "group", "aria-label": `${event.length} bytes` });
+  const fold = showAll ? null : foldedRange(event.bytes.length);
   for (let start = 0; start < event.bytes.length; start += PER_LINE) {
+    if (fold && start === fold.first) {
+      const showing = h("button", { type: "button", class: "show-all-bytes" },
+        `Show all ${event.bytes.length} bytes`);
+      showing.addEventListener("click", () => renderBytes(container, event, true));
+      hex.append(h("div", { class: "hex-line hex-fold" },
+        h("span", { class: "offset" }, "…"),
+        h("span", {}, `${fold.end - fold.first} bytes not shown (${offsetText(fold.first)} to `
+          + `${offsetText(fold.end - 1)}) `, showing)));
+      start = fold.end - PER_LINE;
+      continue;
+    }
     const line = h("div", { class: "hex-line" },
-      h("span", { class: "offset" }, start.toString(16).padStart(4, "0")));
+      h("span", { class: "offset" }, offsetText(start)));
     const hexPart = h("span", { class: "hex-bytes" });
     const asciiPart = h("span", { class: "ascii" });
     for (const byte of event.bytes.slice(start, start + PER_LINE)) {
