@@ -17,8 +17,8 @@ The rules it must keep (§2.1.1 - §2.1.4):
   dynamic table is off and the encoder sends no instructions at all.
 - An entry may be evicted only when it is *evictable* (§2.1.1): the decoder has acknowledged
   its insertion (its absolute index is below the Known Received Count) and no field section
-  still awaiting acknowledgment refers to it. An insert that would evict anything else is
-  not made.
+  still awaiting acknowledgment refers to it. An insert (or Duplicate) that would evict
+  anything else is not made, and the encoder records why (``insert_skipped``).
 - A field section whose Required Insert Count exceeds the Known Received Count could block
   the decoder (§2.1.2). At most SETTINGS_QPACK_BLOCKED_STREAMS streams may carry such a
   section at any time; a stream that already does may add more.
@@ -460,31 +460,73 @@ class Encoder:
 
     # -- encoder instructions (RFC 9204 §4.3) ----------------------------------------------
 
-    def _can_make_room(self, size: int, referenced: set[int]) -> bool:
-        """RFC 9204 §2.1.1: an insert of ``size`` bytes may evict only evictable entries."""
+    def _room_problem(self, size: int, referenced: set[int]) -> str | None:
+        """RFC 9204 §2.1.1: why ``size`` more bytes cannot be made room for (None: they can).
+
+        Room is made by evicting the oldest entries, and only *evictable* ones may go.
+        """
         capacity = self._target_capacity()
         evictions = self.table.evictions_to_fit(size, capacity)
         if evictions is None:
-            return False
+            return f"it is larger than the table's capacity, {capacity} bytes"
         for position, entry in enumerate(self.table):
             if position >= evictions:
                 break
-            if not self._is_evictable(entry, referenced):
-                return False
-        return True
+            why = self._not_evictable_because(entry, referenced)
+            if why is not None:
+                return f"it would evict [{entry.absolute_index}] {display(entry.name)}, {why}"
+        return None
 
-    def _is_evictable(self, entry: DynamicEntry, referenced: set[int]) -> bool:
-        return (
-            entry.absolute_index < self.known_received_count
-            and not self._reference_counts[entry.absolute_index]
-            and entry.absolute_index not in referenced
-        )
+    def _not_evictable_because(self, entry: DynamicEntry, referenced: set[int]) -> str | None:
+        """RFC 9204 §2.1.1: why ``entry`` may not be evicted now (None: it may)."""
+        if entry.absolute_index >= self.known_received_count:
+            return (
+                "whose insertion the decoder has not acknowledged yet (Known Received Count"
+                f" {self.known_received_count})"
+            )
+        if self._reference_counts[entry.absolute_index]:
+            return "which a field section still awaiting acknowledgment refers to"
+        if entry.absolute_index in referenced:
+            return "which the field section being encoded refers to"
+        return None
+
+    def _may_make_room(
+        self, instruction: str, name: bytes, value: bytes, referenced: set[int]
+    ) -> bool:
+        """Can the entry (name, value) be added now? If not, the refusal is recorded."""
+        size = entry_size(name, value)
+        problem = self._room_problem(size, referenced)
+        if problem is None:
+            return True
+        if self.recorder.enabled:
+            self.recorder.record(
+                category="qpack",
+                name="insert_skipped",
+                stream_id=None,
+                data={
+                    "owner": self.table.owner,
+                    "instruction": instruction,
+                    "name": display(name),
+                    "value": display(value),
+                    "size": size,
+                    "reason": problem,
+                    "known_received_count": self.known_received_count,
+                    "dynamic_table_size": self.table.size,
+                    "dynamic_table_capacity": self._target_capacity(),
+                },
+                rfc=("9204#2.1.1", "9204#2.1.1.1"),
+                summary=(
+                    f"{self.table.owner} dynamic table: no {instruction} of {display(name)}:"
+                    f" {display(value) or '(empty value)'} ({size} bytes): {problem}"
+                ),
+            )
+        return False
 
     def _insert(
         self, name: bytes, value: bytes, referenced: set[int], encoder_stream: bytearray
     ) -> int | None:
         """Insert (name, value) if it can be done safely; returns its absolute index."""
-        if not self._can_make_room(entry_size(name, value), referenced):
+        if not self._may_make_room("insert", name, value, referenced):
             return None
         instruction: EncoderInstruction
         static_index = STATIC_INDEX_BY_NAME.get(name)
@@ -509,7 +551,7 @@ class Encoder:
         entry = self.table.get(absolute_index)
         assert entry is not None
         protected = referenced | {absolute_index} if keep else referenced
-        if not self._can_make_room(entry.size, protected):
+        if not self._may_make_room("duplicate", entry.name, entry.value, protected):
             return None
         relative_index = self.table.insert_count - 1 - absolute_index
         return self._send_insert(Duplicate(relative_index), entry.name, entry.value, encoder_stream)

@@ -15,8 +15,8 @@ form (draft-ietf-quic-qlog-main-schema, "Event Schema URIs"), which rules out
 and a month-date instead. The project owns no domain yet, so the URI uses the reserved
 ``.invalid`` name (RFC 6761 §6.4): unmistakably private, never resolvable, and one
 constant to change when the project has a home. Events with no qlog counterpart (HTTP/3
-stream states and errors, transport summaries) go under ``h3learn:`` names and a second
-private schema, `H3LEARN_EVENT_SCHEMA`.
+stream states and errors, transport summaries, an encoder's skipped insert) go under
+``h3learn:`` names and a second private schema, `H3LEARN_EVENT_SCHEMA`.
 
 `to_qlog_03` writes ``qlog_version`` "0.3", which qvis opens and aioquic's QuicLogger
 writes: ``http:`` names with aioquic's data shapes (``{"frame": {"frame_type": "headers",
@@ -44,6 +44,19 @@ HTTP3_EVENT_SCHEMA = "urn:ietf:params:qlog:events:http3-13"
 QPACK_EVENT_SCHEMA = "https://h3learn.invalid/122026/qpack-h3-events-05"
 #: h3learn's own events: HTTP/3 stream states and errors, transport summaries.
 H3LEARN_EVENT_SCHEMA = "https://h3learn.invalid/122026/h3learn-events"
+#: The qpack events draft -05 defines; h3learn's other qpack events (``insert_skipped``: an
+#: insert the encoder may not make, RFC 9204 §2.1.1) go under ``h3learn:`` names.
+QPACK_QLOG_EVENTS = frozenset(
+    {
+        "instruction_created",
+        "instruction_parsed",
+        "headers_encoded",
+        "headers_decoded",
+        "dynamic_table_updated",
+        "state_updated",
+        "stream_state_updated",
+    }
+)
 
 #: The qlog names of settings (h3-events HTTP3SettingsName), keyed by identifier.
 SETTING_NAMES = {
@@ -209,7 +222,7 @@ class _Exporter:
             name, out = "http3:parameters_restored", self.parameters(data, None)
         elif event.category == "http3" and event.name == "stream_type_set":
             name, out = "http3:stream_type_set", self.stream_type(event)
-        elif event.category == "qpack":
+        elif event.category == "qpack" and event.name in QPACK_QLOG_EVENTS:
             name, out = f"qpack:{event.name}", self.qpack(event)
         else:
             name, out = f"h3learn:{event.name}", copy.deepcopy(data)
@@ -255,7 +268,7 @@ class _Exporter:
             if "associated_push_id" in current:
                 out["associated_push_id"] = current["associated_push_id"]
             name = "http:stream_type_set"
-        elif event.category == "qpack":
+        elif event.category == "qpack" and event.name in QPACK_QLOG_EVENTS:
             name, out = f"qpack:{event.name}", self.qpack(event)
         elif event.category == "transport" and event.name in ("packet_sent", "packet_received"):
             name, out = f"transport:{event.name}", _packet_03(data)

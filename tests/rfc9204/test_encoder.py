@@ -222,9 +222,41 @@ def test_without_acknowledgments_the_table_fills_and_nothing_is_evicted() -> Non
     assert encoder.table.insert_count == len(encoder.table) > 5
 
 
+def test_an_insert_that_would_evict_an_unacknowledged_entry_is_skipped_and_recorded() -> None:
+    """RFC 9204 §2.1.1: the encoder may not evict what the decoder has not acknowledged."""
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
+    encoder.apply_settings(100, 0)
+    encoder.insert(b"x-first", b"a" * 30)  # 7 + 30 + 32 = 69 bytes of 100
+    with pytest.raises(ValueError, match="not evictable"):
+        encoder.insert(b"x-second", b"b" * 20)  # 60 more: [0] would have to go
+    skipped = [e for e in log.events if e.name == "insert_skipped"]
+    assert len(skipped) == 1 and skipped[0].rfc == ("9204#2.1.1", "9204#2.1.1.1")
+    assert skipped[0].data | {"reason": ""} == {
+        "owner": "local",
+        "instruction": "insert",
+        "name": "x-second",
+        "value": "b" * 20,
+        "size": 60,
+        "reason": "",
+        "known_received_count": 0,
+        "dynamic_table_size": 69,
+        "dynamic_table_capacity": 100,
+    }
+    assert skipped[0].data["reason"] == (
+        "it would evict [0] x-first, whose insertion the decoder has not acknowledged yet"
+        " (Known Received Count 0)"
+    )
+    encoder.feed_decoder(bytes([0b00_000001]))  # Insert Count Increment 1 (§4.4.3)
+    encoder.insert(b"x-second", b"b" * 20)  # now [0] is evictable
+    assert [entry.name for entry in encoder.table] == [b"x-second"]
+    assert len([e for e in log.events if e.name == "insert_skipped"]) == 1
+
+
 def test_an_entry_referenced_by_an_unacknowledged_section_is_not_evicted() -> None:
     """RFC 9204 §2.1.1: acknowledged, but referenced by a section awaiting acknowledgment."""
-    encoder = Encoder()
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
     encoder.apply_settings(200, 100)
     decoder = Decoder(200, 100)
     pinned = (b"x-pinned", b"p" * 40)
@@ -244,6 +276,11 @@ def test_an_entry_referenced_by_an_unacknowledged_section_is_not_evicted() -> No
         filler = (b"x-filler", str(stream_id).encode() * 20)
         send(stream_id, [filler, filler], acknowledge=True)
         assert encoder.table.get(pinned_index) is not None
+    reasons = {e.data["reason"] for e in log.events if e.name == "insert_skipped"}
+    assert (
+        f"it would evict [{pinned_index}] x-pinned, which a field section still awaiting"
+        " acknowledgment refers to" in reasons
+    )
 
 
 # --- blocked streams (RFC 9204 §2.1.2) -------------------------------------------------------

@@ -14,6 +14,8 @@ import pytest
 from aioquic.quic.logger import QuicLoggerTrace
 from trace_helpers import GET_HEADERS, http3_exchange, renumber, walkthrough_log
 
+from h3learn.events import EventLog
+from h3learn.qpack.encoder import Encoder
 from h3learn.trace.qlog import (
     H3LEARN_EVENT_SCHEMA,
     HTTP3_EVENT_SCHEMA,
@@ -190,6 +192,20 @@ def test_events_without_a_qlog_counterpart_use_the_h3learn_namespace(trace: Trac
     qpack_only = Trace("qpack", {}, walkthrough_log().events, None)
     for entry in to_qlog(qpack_only)["traces"]:
         assert H3LEARN_EVENT_SCHEMA not in entry["event_schemas"]
+
+
+def test_a_skipped_insert_has_no_qpack_draft_event_so_it_is_an_h3learn_one() -> None:
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
+    encoder.apply_settings(64, 0)
+    with pytest.raises(ValueError):
+        encoder.insert(b"x-too-big", b"z" * 40)  # 81 bytes: larger than the table
+    skipped = Trace("skipped", {}, log.events, None)
+    for export in (to_qlog(skipped), to_qlog_03(skipped)):
+        client = export["traces"][0]
+        [data] = named(client, "h3learn:insert_skipped")
+        assert data["reason"] == "it is larger than the table's capacity, 64 bytes"
+        assert not named(client, "qpack:insert_skipped")
 
 
 def test_bytes_can_be_left_out(trace: Trace) -> None:
