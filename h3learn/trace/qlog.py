@@ -44,8 +44,10 @@ HTTP3_EVENT_SCHEMA = "urn:ietf:params:qlog:events:http3-13"
 QPACK_EVENT_SCHEMA = "https://h3learn.invalid/122026/qpack-h3-events-05"
 #: h3learn's own events: HTTP/3 stream states and errors, transport summaries.
 H3LEARN_EVENT_SCHEMA = "https://h3learn.invalid/122026/h3learn-events"
-#: The qpack events draft -05 defines; h3learn's other qpack events (``insert_skipped``: an
-#: insert the encoder may not make, RFC 9204 §2.1.1) go under ``h3learn:`` names.
+#: h3learn's qpack events that no qlog draft defines, exported under ``h3learn:`` names
+#: (``insert_skipped``: an insert the encoder may not make, RFC 9204 §2.1.1).
+H3LEARN_QPACK_EVENTS = frozenset({"insert_skipped"})
+#: The qpack events draft -05 defines, exported under ``qpack:`` names.
 QPACK_QLOG_EVENTS = frozenset(
     {
         "instruction_created",

@@ -39,6 +39,7 @@ from datetime import datetime
 from typing import Any, TypeGuard
 
 from h3learn.events import ENDPOINTS, Event, FieldSpan
+from h3learn.trace.qlog import H3LEARN_QPACK_EVENTS
 from h3learn.trace.qlog_import import Record, checked_event, convert_in_order, vantage_point
 from h3learn.trace.store import Trace, TraceFormatError
 
@@ -229,7 +230,12 @@ def _convert(seq: int, time: float, endpoint: str, event: dict[str, Any]) -> Eve
     if schema == "qpack":
         return _qpack(seq, time, endpoint, name, data)
     if schema == "h3learn":
-        category = "transport" if name in TRANSPORT_EVENTS else "http3"
+        if name in TRANSPORT_EVENTS:
+            category = "transport"
+        elif name in H3LEARN_QPACK_EVENTS:
+            category = "qpack"
+        else:
+            category = "http3"
         stream_id = _int_or_none(data.get("stream_id"))
         summary = f"{endpoint}: {name.replace('_', ' ')}" + _on(stream_id)
         return _event(seq, time, endpoint, category, name, stream_id, dict(data), summary)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from h3learn.events import Event
+from h3learn.events import Event, EventLog
+from h3learn.qpack.encoder import Encoder
 from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.load import load_trace
 from h3learn.trace.qlog import to_qlog
@@ -67,6 +68,20 @@ def test_an_exported_trace_comes_back_with_its_frames_bytes_and_qpack_state(
     for endpoint in ("client", "server"):
         assert after[endpoint]["qpack"] == before[endpoint]["qpack"]
         assert after[endpoint]["streams"] == before[endpoint]["streams"]
+
+
+def test_a_skipped_insert_comes_back_as_a_qpack_event() -> None:
+    """h3learn:insert_skipped (RFC 9204 §2.1.1) is one of h3learn's qpack events."""
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
+    encoder.apply_settings(64, 0)
+    with pytest.raises(ValueError):
+        encoder.insert(b"x-too-big", b"z" * 40)
+    original = Trace(title="skipped", meta={}, events=log.events, created=None)
+    imported = from_qlog_draft(draft_text(original), "export.qlog")
+    [skipped] = [e for e in imported.events if e.name == "insert_skipped"]
+    assert skipped.category == "qpack"
+    assert skipped.data == log.events[-1].data
 
 
 def test_settings_get_their_identifiers_back() -> None:
