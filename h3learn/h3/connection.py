@@ -10,8 +10,10 @@ sees. The transport hands it what QUIC delivered and carries out what it asks:
     actions_to_send()                                 -> what QUIC must do (actions.py)
 
 and the application calls `send_request`, `send_headers`, `send_data`, `send_push_promise`,
-`create_push_stream`, `send_max_push_id`, `cancel_push`, `send_goaway`, `reset_stream` and
-`close`. Everything it sends and reads is recorded as trace events (docs/events.md).
+`create_push_stream`, `send_max_push_id`, `cancel_push`, `send_goaway`, `reset_stream`,
+`close`, and for HTTP/3's extension points `send_extension_frame` and
+`open_extension_stream` (reserved "GREASE" or unknown types the peer must ignore, §9).
+Everything it sends and reads is recorded as trace events (docs/events.md).
 
 The streams (RFC 9114 §6):
 
@@ -22,7 +24,8 @@ The streams (RFC 9114 §6):
   each way, in the frame order that message_exchange.py keeps (§4.1);
 - the server may push responses on *push streams* (§4.6, §6.2.2) once the client allows it
   with MAX_PUSH_ID (§7.2.7);
-- unidirectional streams of reserved or unknown types are read and ignored (§6.2, §6.2.3).
+- unidirectional streams of reserved or unknown types are read and ignored (§6.2, §6.2.3);
+  one this endpoint opened is reset when the peer asks it to stop.
 
 Errors (§8): a broken rule raises `H3ConnectionError` or `H3StreamError` deep inside; the one
 place that catches them (`_guard`) records the error and closes the connection, or resets
@@ -55,6 +58,7 @@ from h3learn.h3.errors import (
     H3Error,
     H3StreamError,
     code_name,
+    is_reserved,
     transport_code_name,
 )
 from h3learn.h3.frame_parser import (
@@ -73,6 +77,8 @@ from h3learn.h3.frames import (
     SettingsFrame,
     UnknownFrame,
     check_frame_allowed,
+    frame_type_name,
+    is_extension_frame_type,
 )
 from h3learn.h3.http_events import (
     ConnectionTerminated,
@@ -103,7 +109,9 @@ from h3learn.h3.stream_types import (
     StreamKind,
     StreamType,
     is_bidirectional,
+    known_stream_type,
     parse_stream_header,
+    stream_type_section,
 )
 from h3learn.qpack.decoder import DecodedFieldSection, Decoder
 from h3learn.qpack.encoder import Encoder
@@ -182,6 +190,8 @@ class _IncomingUniStream:
     header: StreamHeader | None = None
     parser: FrameParser | None = None
     request: _RequestStream | None = None  # push streams read like a response
+    #: The peer reset it (recorded once, for streams of reserved or unknown types).
+    reset: bool = False
 
 
 class H3Connection:
@@ -235,6 +245,9 @@ class H3Connection:
         self._requests: dict[int, _RequestStream] = {}
         self._finished_requests: set[int] = set()
         self._incoming_uni: dict[int, _IncomingUniStream] = {}
+        #: Streams of reserved or unknown types this endpoint opened and has not ended,
+        #: with their type (RFC 9114 §6.2.3, §9).
+        self._extension_streams: dict[int, int] = {}
         self._actions: list[Action] = []
         self._events: list[H3Event] = []
 
@@ -407,7 +420,7 @@ class H3Connection:
             header.qlog(stream_id) | {"owner": "local"},
             raw=writer.unit(),
             fields=writer.field_spans(),
-            rfc=("9114#6.2",),
+            rfc=_stream_type_sections(header.stream_type),
             summary=f"{self._me} opens stream {stream_id}: {header.describe()}",
         )
         return stream_id
@@ -508,6 +521,65 @@ class H3Connection:
             assert self.encoder.encoder_stream_id is not None, "initiate() first"
             self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
         self._send_frame(stream_id, HeadersFrame(field_section))
+
+    # -- extension points: reserved and unknown types (RFC 9114 §9) -------------------------
+
+    def send_extension_frame(self, stream_id: int, frame_type: int, payload: bytes = b"") -> None:
+        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9).
+
+        Reserved types (``0x1f * N + 0x21``, §7.2.8) exist for this: sending them now and
+        then ("GREASE") keeps peers honest about ignoring what they do not know. Allowed on
+        the control stream and on a request or push stream still open for sending.
+        """
+        self._check_open()
+        if not is_extension_frame_type(frame_type):
+            raise H3UsageError(
+                f"{frame_type_name(frame_type)} is not a reserved or unknown frame type"
+                " (RFC 9114 §7.2.8)"
+            )
+        if stream_id != self.control_stream_id:
+            self._sending_stream(stream_id)
+        self._send_frame(stream_id, UnknownFrame(frame_type, payload))
+
+    def open_extension_stream(
+        self, stream_type: int, payload: bytes = b"", end_stream: bool = False
+    ) -> int:
+        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9).
+
+        The payload has no structure. The peer reads the type and ignores the rest; if it
+        asks this endpoint to stop (STOP_SENDING), `receive_stop_sending` resets the stream.
+        """
+        self._check_open()
+        if known_stream_type(stream_type) is not None:
+            raise H3UsageError(f"stream type {stream_type:#x} is registered (RFC 9114 §6.2)")
+        stream_id = self._open_uni_stream(StreamHeader(stream_type))
+        if payload or end_stream:
+            self._actions.append(SendStreamData(stream_id, payload, end_stream=end_stream))
+        if not end_stream:
+            self._extension_streams[stream_id] = stream_type
+        if payload and self.recorder.enabled:
+            section = stream_type_section(stream_type)
+            self._record(
+                "raw_bytes_sent",
+                stream_id,
+                {"length": len(payload)},
+                raw=payload,
+                fields=(
+                    FieldSpan(
+                        name="Stream Data",
+                        offset=0,
+                        length=len(payload),
+                        value=payload.hex(" "),
+                        explain="What follows the Stream Type of a reserved or unknown stream:"
+                        " any bytes the sender likes, which the receiver discards.",
+                        rfc=section,
+                    ),
+                ),
+                rfc=(section,),
+                summary=f"{self._arrow}: {len(payload)} bytes on stream {stream_id}, which"
+                " the peer will ignore",
+            )
+        return stream_id
 
     # -- server push (RFC 9114 §4.6) ---------------------------------------------------------
 
@@ -610,10 +682,13 @@ class H3Connection:
                     " not H3_REQUEST_REJECTED (RFC 9114 §4.1.1)"
                 )
         if stream is not None and not stream.abandoned:
-            self._record_stream_error(
-                stream_id, error_code, "the application cancelled the stream", "9114#4.1.1", "sent"
+            why = (
+                "the server rejects the request before processing any of it"
+                if error_code == ErrorCode.H3_REQUEST_REJECTED
+                else "the application cancelled the stream"
             )
-            self._abandon(stream, error_code, "the application cancelled the stream")
+            self._record_stream_error(stream_id, error_code, why, "9114#4.1.1", "sent")
+            self._abandon(stream, error_code, why, "9114#4.1.1")
             self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
 
     def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
@@ -691,10 +766,18 @@ class H3Connection:
                 stream = self._stream_for(stream_id)
                 if stream is not None and not stream.abandoned:
                     stream.abandoned = True
-                    self.decoder.cancel_stream(stream_id)
+                    rejected = error_code == ErrorCode.H3_REQUEST_REJECTED
                     self._record_stream_error(
-                        stream_id, error_code, "peer reset the stream", "9114#4.1.1", "received"
+                        stream_id,
+                        error_code,
+                        "the server did not process the request, so it may be retried"
+                        if rejected
+                        else "peer reset the stream",
+                        "9114#4.1.1",
+                        "received",
                     )
+                    # Recorded after the reset that causes it (RFC 9204 §4.4.2).
+                    self.decoder.cancel_stream(stream_id)
                     self._end_own_half(stream)
                     self._events.append(
                         StreamReset(
@@ -703,8 +786,31 @@ class H3Connection:
                             retry_safe=error_code == ErrorCode.H3_REQUEST_REJECTED,
                         )
                     )
+                elif stream is None:
+                    self._ignored_stream_reset(stream_id, error_code)
             self._flush_decoder_stream()
         return self._take_events()
+
+    def _ignored_stream_reset(self, stream_id: int, error_code: int) -> None:
+        """The peer reset a stream of a reserved or unknown type: noted, nothing else.
+
+        The code may be a reserved one, which means nothing; an unknown code counts as
+        H3_NO_ERROR (RFC 9114 §8).
+        """
+        uni = self._incoming_uni.get(stream_id)
+        if uni is None or uni.header is None or uni.reset:
+            return
+        stream_type = uni.header.stream_type
+        if known_stream_type(stream_type) is not None:
+            return
+        uni.reset = True
+        self._record_stream_error(
+            stream_id,
+            error_code,
+            f"the peer reset its {uni.header.describe()}, which this endpoint ignores",
+            stream_type_section(stream_type),
+            "received",
+        )
 
     def _end_own_half(self, stream: _RequestStream) -> None:
         """After the peer's RESET_STREAM the exchange is over: reset this side's half too.
@@ -758,7 +864,34 @@ class H3Connection:
                         rfc="9000#3.5",
                     )
                     self._forget_if_done(stream)
+                elif stream_id in self._extension_streams:
+                    self._reset_extension_stream(stream_id, error_code)
         return self._take_events()
+
+    def _reset_extension_stream(self, stream_id: int, stop_code: int) -> None:
+        """Answer STOP_SENDING on a stream of a reserved or unknown type with RESET_STREAM.
+
+        RFC 9000 §3.5 suggests copying the STOP_SENDING code. A reserved stream, though, is
+        reset with H3_NO_ERROR or a reserved error code (RFC 9114 §6.2.3); this endpoint
+        reuses the stream's own type value, which the same ``0x1f * N + 0x21`` formula
+        reserves among the error codes (§8.1).
+        """
+        stream_type = self._extension_streams.pop(stream_id)
+        if is_reserved(stream_type):
+            self._reset_stream(
+                stream_id,
+                stream_type,
+                "the peer stopped reading this reserved stream; it is reset with a reserved"
+                " error code, which means nothing",
+                rfc="9114#6.2.3",
+            )
+        else:
+            self._reset_stream(
+                stream_id,
+                stop_code,
+                "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
+                rfc="9000#3.5",
+            )
 
     def connection_closed(
         self, error_code: int, reason: str = "", *, transport: bool = False
@@ -837,11 +970,11 @@ class H3Connection:
         self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
         stream = self._stream_for(error.stream_id)
         if stream is not None:
-            self._abandon(stream, error.code, error.rule)
+            self._abandon(stream, error.code, error.rule, error.rfc)
         else:
-            self._stop_sending(error.stream_id, error.code, error.rule)
+            self._stop_sending(error.stream_id, error.code, error.rule, error.rfc)
             if is_bidirectional(error.stream_id):
-                self._reset_stream(error.stream_id, error.code, error.rule)
+                self._reset_stream(error.stream_id, error.code, error.rule, error.rfc)
         self._events.append(StreamReset(stream_id=error.stream_id, error_code=error.code))
 
     # -- what QUIC is asked to do to one stream (RFC 9000 §3.5, §19.4, §19.5) -----------------
@@ -908,17 +1041,22 @@ class H3Connection:
             stream = self._incoming_uni[stream_id].request
         return stream
 
-    def _abandon(self, stream: _RequestStream, error_code: int, why: str) -> None:
-        """Stop both directions of a stream after a stream error or cancellation."""
+    def _abandon(
+        self, stream: _RequestStream, error_code: int, why: str, rfc: str = "9114#8"
+    ) -> None:
+        """Stop both directions of a stream after a stream error or cancellation.
+
+        ``rfc`` is the rule that led to it, recorded with the STOP_SENDING and RESET_STREAM.
+        """
         if stream.abandoned:
             return
         stream.abandoned = True
         if stream.blocked_on is not None or not stream.end_received:
             self.decoder.cancel_stream(stream.stream_id)
         if not stream.end_received:
-            self._stop_sending(stream.stream_id, error_code, why)
+            self._stop_sending(stream.stream_id, error_code, why, rfc)
         if not stream.end_sent:
-            self._reset_stream(stream.stream_id, error_code, why)
+            self._reset_stream(stream.stream_id, error_code, why, rfc)
             stream.end_sent = True
         self._requests.pop(stream.stream_id, None)
         self._finished_requests.add(stream.stream_id)
@@ -1134,19 +1272,29 @@ class H3Connection:
 
     def _transition(self, stream: _RequestStream, event: MessageInput) -> None:
         old, new = stream.exchange.receive(event)
-        if old is not new:
-            self._record(
-                "stream_state_updated",
-                stream.stream_id,
-                {
-                    "stream_id": stream.stream_id,
-                    "old": old.value,
-                    "new": new.value,
-                    "trigger": event.value,
-                },
-                rfc=("9114#4.1",),
-                summary=f"stream {stream.stream_id}: {old.value} → {new.value} ({event.value})",
+        if event is MessageInput.INTERIM_HEADERS:
+            # No state changes, but it is recorded all the same: the one place a trace shows
+            # that a 1xx response was read as interim, with the final response still to come.
+            summary = (
+                f"stream {stream.stream_id}: an interim (1xx) response; still {old.value},"
+                " the final response is to come"
             )
+        elif old is not new:
+            summary = f"stream {stream.stream_id}: {old.value} → {new.value} ({event.value})"
+        else:
+            return
+        self._record(
+            "stream_state_updated",
+            stream.stream_id,
+            {
+                "stream_id": stream.stream_id,
+                "old": old.value,
+                "new": new.value,
+                "trigger": event.value,
+            },
+            rfc=("9114#4.1",),
+            summary=summary,
+        )
 
     def _unblocked(self, sections: list[DecodedFieldSection]) -> None:
         """QPACK inserts arrived: finish the field sections they were holding."""
@@ -1240,7 +1388,7 @@ class H3Connection:
             header.qlog(stream.stream_id) | {"owner": "remote"},
             raw=reader.unit(),
             fields=reader.field_spans(),
-            rfc=("9114#6.2",),
+            rfc=_stream_type_sections(header.stream_type),
             summary=f"peer opened stream {stream.stream_id}: {header.describe()}",
         )
         kind = header.stream_type
@@ -1261,14 +1409,14 @@ class H3Connection:
         elif kind == StreamType.PUSH:
             self._push_stream_opened(stream, header)
         else:
-            # RFC 9114 §6.2: unknown and reserved types are ignored; asking the peer to stop
-            # sending spares it the effort.
+            # RFC 9114 §6.2, §6.2.3: unknown and reserved types are ignored; asking the peer
+            # to stop sending spares it the effort.
             self._stop_sending(
                 stream.stream_id,
                 ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"stream {stream.stream_id} is a {header.describe()}, which this endpoint"
-                " reads and ignores",
-                rfc="9114#6.2",
+                f"stream {stream.stream_id} is of a type this endpoint ignores"
+                f" ({header.describe()})",
+                rfc=stream_type_section(kind),
             )
 
     def _claim_critical(self, attribute: str, stream_id: int, name: str, rfc: str) -> None:
@@ -1575,6 +1723,12 @@ class H3Connection:
         data = self.decoder.data_to_send()
         if data and not self.closed:
             self._actions.append(SendStreamData(self.decoder.decoder_stream_id, data))
+
+
+def _stream_type_sections(stream_type: int) -> tuple[str, ...]:
+    """What a ``stream_type_set`` event cites: §6.2, and §6.2.3 for a reserved type."""
+    section = stream_type_section(stream_type)
+    return ("9114#6.2",) if section == "9114#6.2" else ("9114#6.2", section)
 
 
 def _is_interim(headers: Sequence[Header]) -> bool:

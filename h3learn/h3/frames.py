@@ -112,6 +112,15 @@ def is_reserved_frame_type(frame_type: int) -> bool:
     return is_reserved(frame_type)
 
 
+def is_extension_frame_type(frame_type: int) -> bool:
+    """A type an endpoint may send for its peer to ignore: reserved or unknown (RFC 9114 §9).
+
+    Not a registered type (each has its own frame class) and not one of HTTP/2's, which
+    RFC 9114 §7.2.8 forbids sending.
+    """
+    return known_frame_type(frame_type) is None and frame_type not in HTTP2_ONLY_FRAME_TYPES
+
+
 def frame_type_name(frame_type: int) -> str:
     """e.g. "SETTINGS", "PRIORITY_UPDATE", "PING (HTTP/2 only)", "reserved frame type 0x21"."""
     known = known_frame_type(frame_type)
@@ -677,7 +686,9 @@ class UnknownFrame:
         return cls(payload.frame_type, octets, payload.varint_lengths())
 
     def describe(self) -> str:
-        return f"{frame_type_name(self.frame_type)} ({len(self.payload)} bytes, ignored)"
+        # An HTTP/2-only type is not ignored: receiving one is an error (RFC 9114 §7.2.8).
+        fate = ", ignored" if is_extension_frame_type(self.frame_type) else ""
+        return f"{frame_type_name(self.frame_type)} ({len(self.payload)} bytes{fate})"
 
     def qlog(self) -> dict[str, Any]:
         raw = raw_info(self.frame_type, self.payload_length(), self.varint_lengths)

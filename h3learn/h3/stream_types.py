@@ -131,6 +131,11 @@ STREAM_TYPES = Registry(StreamType, "stream type")
 known_stream_type = STREAM_TYPES.known
 
 
+def stream_type_section(stream_type: int) -> str:
+    """The section governing a Stream Type value: §6.2.3 for a reserved one, else §6.2."""
+    return "9114#6.2.3" if is_reserved_stream_type(stream_type) else "9114#6.2"
+
+
 def stream_type_name(stream_type: int) -> str:
     """e.g. "CONTROL", "reserved stream type 0x21", "unknown stream type 0x54"."""
     return STREAM_TYPES.name(stream_type)
@@ -197,7 +202,7 @@ class StreamHeader:
             self.stream_type,
             "Stream Type",
             explain_stream_type(self.stream_type),
-            "9114#6.2",
+            stream_type_section(self.stream_type),
             lengths[0],
         )
         if self.push_id is not None:
@@ -242,7 +247,10 @@ def parse_stream_header(reader: SpanReader) -> StreamHeader:
     """
     upcoming_type, _ = peek_varint(reader)
     stream_type, type_length = read_varint(
-        reader, "Stream Type", explain_stream_type(upcoming_type), "9114#6.2"
+        reader,
+        "Stream Type",
+        explain_stream_type(upcoming_type),
+        stream_type_section(upcoming_type),
     )
     if stream_type != StreamType.PUSH:
         return StreamHeader(stream_type, None, lengths_as_received([stream_type], [type_length]))

@@ -4,7 +4,8 @@ The page renders these answers as they are (no protocol logic in JavaScript), so
 judgement is made here, from the recorded events alone:
 
 - which way a step goes on the sequence diagram: ``sent`` (a unit written to the wire:
-  ``frame_created``, ``instruction_created``, the type of a stream this endpoint opened),
+  ``frame_created``, ``instruction_created``, ``raw_bytes_sent``, the type of a stream this
+  endpoint opened),
   ``received`` (the peer's unit read: ``frame_parsed``, ``instruction_parsed``, a peer's
   stream type), or ``local`` (a change inside one endpoint: a table update, a field section
   encoded or decoded, a stream state);
@@ -34,7 +35,7 @@ from h3learn.web.prefix_math import section_arithmetic
 #: RFC 9000 §2.1: bit 0x02 of a stream ID marks a unidirectional stream.
 UNIDIRECTIONAL_BIT = 0x02
 
-SENT_NAMES = frozenset({"frame_created", "instruction_created"})
+SENT_NAMES = frozenset({"frame_created", "instruction_created", "raw_bytes_sent"})
 RECEIVED_NAMES = frozenset({"frame_parsed", "instruction_parsed"})
 
 #: How many bits a byte has; a prefix byte's fields are drawn bit by bit.

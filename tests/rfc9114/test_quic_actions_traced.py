@@ -53,7 +53,7 @@ def test_stop_sending_on_a_reserved_stream_type_is_traced() -> None:
         ("stop_sending", 14, ErrorCode.H3_STREAM_CREATION_ERROR)
     ]
     (event,) = lone.events("stop_sending")
-    assert event.stream_id == 14 and event.rfc == ("9000#19.5", "9114#6.2")
+    assert event.stream_id == 14 and event.rfc == ("9000#19.5", "9114#6.2.3")
     assert "STOP_SENDING on stream 14" in event.summary
 
 

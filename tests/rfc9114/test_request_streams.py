@@ -103,6 +103,14 @@ def test_interim_responses_come_before_the_final_response() -> None:
         HeadersReceived(stream_id=0, headers=RESPONSE),
         StreamEnded(stream_id=0),
     ]
+    # Each interim response is in the trace as a move of the state table that stays put.
+    moves = [e for e in memory.log.events if e.name == "stream_state_updated"]
+    assert states([e for e in moves if e.endpoint == "client"]) == [
+        ("expecting_headers", "expecting_headers", "interim_headers"),
+        ("expecting_headers", "expecting_headers", "interim_headers"),
+        ("expecting_headers", "receiving_content", "headers"),
+        ("receiving_content", "complete", "end_of_stream"),
+    ]
 
 
 def test_trailers_follow_the_content_in_both_directions() -> None:

@@ -86,7 +86,13 @@ def test_the_sender_may_reset_a_reserved_stream(code: int) -> None:
     lone = Lone.server()
     lone.feed(14, stream_header(reserved_value(2)) + b"pad")
     assert lone.reset(14, code) == []
-    assert_no_error(lone)
+    assert lone.reset(14, code) == []
+    assert not lone.conn.closed
+    # The reset is noted once, as received: it changes nothing.
+    (noted,) = lone.errors()
+    assert noted.name == "stream_error" and noted.data["direction"] == "received"
+    assert noted.data["code"] == code and noted.rfc == ("9114#6.2.3",)
+    assert lone.take_sent() == [StopSending(14, ErrorCode.H3_STREAM_CREATION_ERROR)]
 
 
 def test_an_unknown_stream_type_may_arrive_one_byte_at_a_time() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -365,3 +366,14 @@ def test_socketio_connects_in_threading_mode(app: Flask) -> None:
     received = client.get_received()
     assert received[0]["name"] == "hello"
     client.disconnect()
+
+
+def test_bytes_without_structure_are_drawn_as_sent() -> None:
+    """A GREASE stream's payload or a lesson's deliberate bytes go on the wire (an arrow)."""
+    from h3learn.events import Event
+    from h3learn.web.present import direction_of
+
+    common: dict[str, Any] = {"seq": 0, "time": 0.0, "endpoint": "client", "stream_id": 14}
+    padding = Event(**common, category="http3", name="raw_bytes_sent", data={}, raw=b"pad")
+    decoded = Event(**common, category="qpack", name="headers_decoded", data={})
+    assert (direction_of(padding), direction_of(decoded)) == ("sent", "local")
