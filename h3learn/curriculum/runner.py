@@ -19,7 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from h3learn.curriculum.scenario import Action, Scenario, SideSettings
+from h3learn.curriculum.scenario import (
+    REQUEST_FIELD_KEYS,
+    RESPONSE_FIELD_KEYS,
+    Action,
+    Scenario,
+    SideSettings,
+)
 from h3learn.curriculum.source import Table
 from h3learn.curriculum.violations import frame_unit, instruction_unit, raw_unit
 from h3learn.events import Event, EventLog
@@ -230,7 +236,22 @@ def _headers(pairs: list[tuple[str, str]]) -> list[Header]:
     return [(name.encode(), value.encode()) for name, value in pairs]
 
 
+def _exactly(action: Action, replaced: tuple[str, ...]) -> list[Header] | None:
+    """A request's or response's ``fields``, if given (and nothing they replace with them)."""
+    if "fields" not in action.values:
+        return None
+    clash = [key for key in replaced if key in action.values]
+    if clash:
+        raise ActionFailed(
+            f"'fields' is the whole header section: leave out {clash[0]!r}", clash[0]
+        )
+    return _headers(action.get("fields"))
+
+
 def _request_fields(action: Action) -> list[Header]:
+    exact = _exactly(action, REQUEST_FIELD_KEYS)
+    if exact is not None:
+        return exact
     pseudo = [
         (":method", action.get("method")),
         (":scheme", action.get("scheme")),
@@ -282,12 +303,28 @@ def _respond(run: _Run, action: Action) -> None:
     send = server.send_headers_unchecked if unchecked else server.send_headers
     for status, headers in action.get("interim"):
         send(stream_id, [(b":status", str(status).encode()), *_headers(headers)])
-    final = [(b":status", str(action.get("status")).encode()), *_headers(action.get("headers"))]
+    final = _exactly(action, RESPONSE_FIELD_KEYS) or [
+        (b":status", str(action.get("status")).encode()),
+        *_headers(action.get("headers")),
+    ]
     body, trailers = action.get("body"), action.get("trailers")
     ends_now = action.get("end") and not body and trailers is None
     send(stream_id, final, end_stream=ends_now)
     if not ends_now:
         _send_content(server, stream_id, action, unchecked)
+
+
+def _interim(run: _Run, action: Action) -> None:
+    """One informational response (RFC 9114 §4.1): the final one follows with `respond`."""
+    status = action.get("status")
+    if not 100 <= status <= 199:
+        raise ActionFailed(f"an interim response has a 1xx status, not {status}", "status")
+    server = run.network.server
+    send = server.send_headers_unchecked if action.get("unchecked") else server.send_headers
+    send(
+        run.labelled(action.get("to")),
+        [(b":status", str(status).encode()), *_headers(action.get("headers"))],
+    )
 
 
 def _data(run: _Run, action: Action) -> None:
@@ -381,6 +418,25 @@ def _wait(run: _Run, action: Action) -> None:
     run.network.wait(action.get("ms"))
 
 
+def _extension(run: _Run, action: Action) -> None:
+    """A reserved (GREASE) or unknown frame or stream type the peer ignores (RFC 9114 §9)."""
+    connection = run.network.endpoint(action.get("from"))
+    payload = action.get("payload").encode()
+    frame_type, stream_type = action.get("frame_type"), action.get("stream_type")
+    if (frame_type is None) == (stream_type is None):
+        raise ActionFailed("say what to send with exactly one of 'frame_type' or 'stream_type'")
+    if stream_type is not None:
+        if "on" in action.values:
+            raise ActionFailed("'stream_type' opens a new stream: leave out 'on'", "on")
+        connection.open_extension_stream(stream_type, payload, end_stream=action.get("end"))
+        return
+    if "on" not in action.values:
+        raise ActionFailed("'on' is missing: which stream the frame goes on", "on")
+    if action.get("end"):
+        raise ActionFailed("'end' goes with 'stream_type' only", "end")
+    connection.send_extension_frame(run.stream(action.get("on")), frame_type, payload)
+
+
 OPENABLE = {
     "control": StreamType.CONTROL,
     "push": StreamType.PUSH,
@@ -439,6 +495,7 @@ def parse_hex_text(text: str) -> bytes:
 RUNNERS: dict[str, Callable[[_Run, Action], None]] = {
     "request": _request,
     "respond": _respond,
+    "interim": _interim,
     "data": _data,
     "trailers": _trailers,
     "end": _end,
@@ -451,6 +508,7 @@ RUNNERS: dict[str, Callable[[_Run, Action], None]] = {
     "hold": _hold,
     "release": _release,
     "wait": _wait,
+    "extension": _extension,
     "violate": _violate,
     "new_connection": _new_connection,
 }

@@ -9,6 +9,7 @@ sentence for docs/lessons.md. The action vocabulary follows the sans-IO API of
 
     request       client.send_request (plus DATA and trailers when given)   RFC 9114 §4.1
     respond       server: interim responses, send_headers, send_data, trailers
+    interim       server: one informational (1xx) response, send_headers     RFC 9114 §4.1
     data          send_data on a request or push stream
     trailers      send_headers after the content, ending the stream          RFC 9114 §4.1
     end           end_stream: a stream's FIN with no more frames
@@ -21,6 +22,7 @@ sentence for docs/lessons.md. The action vocabulary follows the sans-IO API of
     hold          MemoryPair.hold: keep back one stream's bytes
     release       MemoryPair.release: deliver them now (after what overtook them)
     wait          move the virtual clock on
+    extension     send_extension_frame / open_extension_stream: GREASE      RFC 9114 §9
     violate       break a rule on purpose (violations.py)                   RFC 9114 §8
     new_connection  start again on a fresh connection (a lesson in parts)
 
@@ -216,6 +218,9 @@ _REQUEST_FIELDS = {
     "path": Key("text", "/", doc=":path"),
     "headers": Key("headers", [], doc="more fields after the pseudo-header fields"),
 }
+#: The keys a request's ``fields`` replaces (a response's replaces "status" and "headers").
+REQUEST_FIELD_KEYS = ("method", "scheme", "authority", "path", "headers")
+RESPONSE_FIELD_KEYS = ("status", "headers")
 
 ACTIONS: dict[str, ActionSpec] = {
     "request": ActionSpec(
@@ -223,6 +228,13 @@ ACTIONS: dict[str, ActionSpec] = {
         {
             "label": Key("text", required=True, doc="a name for this request's stream"),
             **_REQUEST_FIELDS,
+            "fields": Key(
+                "headers",
+                doc="the whole header section exactly as written, pseudo-header fields"
+                " included, instead of method, scheme, authority, path and headers: a CONNECT"
+                " request (RFC 9114 §4.4), or with `unchecked` a missing or misplaced"
+                " pseudo-header field",
+            ),
             "body": Key("body", doc="content: DATA frames after the HEADERS"),
             "trailers": Key("headers", doc="a trailer section after the content"),
             "end": Key("flag", True, doc="end the stream after what is sent (false: keep it open)"),
@@ -243,10 +255,25 @@ ACTIONS: dict[str, ActionSpec] = {
             ),
             "status": Key("integer", 200, doc=":status of the final response"),
             "headers": Key("headers", [], doc="more fields after :status"),
+            "fields": Key(
+                "headers",
+                doc="the final response's whole header section exactly as written, instead of"
+                " status and headers (with `unchecked`: no :status, say)",
+            ),
             "body": Key("body", doc="content: DATA frames"),
             "trailers": Key("headers", doc="a trailer section after the content"),
             "end": Key("flag", True, doc="end the stream after what is sent"),
             "unchecked": Key("flag", False, doc="send the fields exactly as written"),
+        },
+    ),
+    "interim": ActionSpec(
+        "The server sends one informational (1xx) response on a request or push stream; the"
+        " final response comes later with `respond` (RFC 9114 §4.1, RFC 9110 §15.2).",
+        {
+            "to": Key("text", required=True, doc="the request's (or the push's) label"),
+            "status": Key("integer", required=True, doc=":status, 100 to 199"),
+            "headers": Key("headers", [], doc="more fields after :status"),
+            "unchecked": Key("flag", False, doc="send the fields exactly as written (101)"),
         },
     ),
     "data": ActionSpec(
@@ -342,6 +369,20 @@ ACTIONS: dict[str, ActionSpec] = {
     "wait": ActionSpec(
         "Move the virtual clock on (every event is stamped with it).",
         {"ms": Key("integer", required=True, doc="milliseconds")},
+    ),
+    "extension": ActionSpec(
+        "One side uses an extension point its peer must ignore (RFC 9114 §9): a frame of a"
+        " reserved (GREASE, §7.2.8) or unknown type on a stream, or a new unidirectional"
+        " stream of a reserved (§6.2.3) or unknown type. Exactly one of `frame_type` or"
+        " `stream_type`.",
+        {
+            "from": Key("side", required=True, doc="who sends"),
+            "frame_type": Key("integer", doc="a frame type no one registered, e.g. 0x21"),
+            "on": Key("text", doc="with `frame_type`: the stream, a role or a label"),
+            "stream_type": Key("integer", doc="open a stream of this unregistered type"),
+            "payload": Key("text", "", doc="the frame's payload, or the bytes after the type"),
+            "end": Key("flag", False, doc="with `stream_type`: end the stream after the payload"),
+        },
     ),
     "violate": ActionSpec(
         "One side breaks a rule on purpose, so that the peer's reaction can be watched"
