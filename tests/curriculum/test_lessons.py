@@ -61,6 +61,20 @@ def test_every_byte_of_every_event_is_inside_a_labelled_field(
             assert rfc not in COMPLETE_RFCS or section in TITLES, (event.seq, section)
 
 
+@pytest.mark.parametrize("path", FILES, ids=[path.stem for path in FILES])
+def test_every_section_a_step_cites_has_a_title_and_an_annotation(
+    path: Path, recorded: dict[str, RecordedLesson]
+) -> None:
+    """The step view shows each cited section's title and annotation (test_rfc_citations.py)."""
+    annotations = Curriculum.open(LESSONS).annotations
+    lesson = recorded[path.stem]
+    cited = {section for note in lesson.lesson.notes for section in note.rfc}
+    for event in lesson.events:
+        cited.update(event.rfc)
+        cited.update(span.rfc for span in event.fields if span.rfc)
+    assert sorted(s for s in cited if s not in TITLES or annotations.get(s) is None) == []
+
+
 def _document(lesson: RecordedLesson) -> str:
     trace = lesson.trace()
     return json.dumps(trace_document(trace.title, trace.events, trace.meta, trace.created))
