@@ -625,6 +625,10 @@ class H3Connection:
             raise H3UsageError(f"push ID {push_id} was never promised")
         if push_id in self._push_streams_seen:
             raise H3UsageError(f"push ID {push_id} already has its push stream (RFC 9114 §6.2.2)")
+        if push_id in self._cancelled_pushes:
+            # RFC 9114 §7.2.3: a push cancelled by either side gets no push stream (the client
+            # does not want it; the server said it will not fulfil it).
+            raise H3UsageError(f"push ID {push_id} was cancelled: no push stream (RFC 9114 §7.2.3)")
         self._push_streams_seen.add(push_id)
         stream_id = self._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
         stream = self._new_request_stream(stream_id, push_id=push_id)
@@ -661,9 +665,36 @@ class H3Connection:
             )
         if self.goaway_sent is not None and identifier > self.goaway_sent:
             raise H3UsageError("a GOAWAY identifier may never increase (RFC 9114 §5.2)")
+        excluded = [] if self.is_client else self._requests_from(identifier)
+        answered = [stream.stream_id for stream in excluded if stream.headers_sent]
+        if answered:
+            raise H3UsageError(
+                f"the response on stream {answered[0]} has begun, so its request was processed:"
+                f" a GOAWAY cannot exclude it with {identifier} (RFC 9114 §5.2)"
+            )
         self.goaway_sent = identifier
         self._send_control_frame(GoawayFrame(identifier))
+        for stream in excluded:
+            # RFC 9114 §5.2: requests the GOAWAY excludes are cancelled explicitly, as
+            # rejected (never processed), so that the client may retry them elsewhere.
+            self._stream_error(
+                H3StreamError(
+                    ErrorCode.H3_REQUEST_REJECTED,
+                    f"GOAWAY {identifier} excludes the request on stream {stream.stream_id},"
+                    " which will not be processed",
+                    "9114#5.2",
+                    stream_id=stream.stream_id,
+                )
+            )
         return identifier
+
+    def _requests_from(self, identifier: int) -> list[_RequestStream]:
+        """Server: the open request streams at or past a GOAWAY identifier."""
+        return [
+            stream
+            for stream in self._requests.values()
+            if stream.push_id is None and stream.stream_id >= identifier and not stream.abandoned
+        ]
 
     def reset_stream(
         self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
@@ -894,39 +925,92 @@ class H3Connection:
             )
 
     def connection_closed(
-        self, error_code: int, reason: str = "", *, transport: bool = False
+        self,
+        error_code: int,
+        reason: str = "",
+        *,
+        transport: bool = False,
+        idle_timeout: float | None = None,
     ) -> list[H3Event]:
         """The QUIC connection ended: the peer closed it, or QUIC itself did.
 
         ``transport`` says the code is a QUIC transport error code (RFC 9000 §20.1: a
-        CONNECTION_CLOSE of type 0x1c, an idle timeout, a TLS failure) rather than an HTTP/3
-        one (type 0x1d, RFC 9114 §8). A close with no error is recorded as
-        ``connection_closed``, anything else as ``connection_error``.
+        CONNECTION_CLOSE of type 0x1c, a TLS failure) rather than an HTTP/3 one (type 0x1d,
+        RFC 9114 §8). A close with no error is recorded as ``connection_closed``, anything
+        else as ``connection_error``. ``idle_timeout`` (seconds) says QUIC dropped the
+        connection because nothing arrived for that long (RFC 9114 §5.1, RFC 9000 §10.1):
+        nothing was sent or received, so ``error_code`` (whatever the QUIC stack reports)
+        means nothing; it is recorded as ``connection_closed`` with ``code_name`` "idle
+        timeout".
+
+        A client lists the requests still waiting for their response (``unanswered_requests``):
+        any of them might have been processed, so none is known to be safe to retry
+        (RFC 9114 §5.4). Those a GOAWAY excluded were reported as rejected when it came.
         """
         if not self.closed:
             self.closed = True
             self.close_code = error_code
-            name = transport_code_name(error_code) if transport else code_name(error_code)
-            clean = error_code == (0 if transport else ErrorCode.H3_NO_ERROR)
-            who = "QUIC closed the connection" if transport else "peer closed the connection"
+            data, sections, summary = self._describe_close(
+                error_code, reason, transport, idle_timeout
+            )
+            if self.is_client:
+                unanswered = sorted(
+                    s.stream_id for s in self._requests.values() if s.push_id is None
+                )
+                data["unanswered_requests"] = unanswered
+                if unanswered:
+                    sections += ("9114#5.4",)
+                    streams = ", ".join(str(stream_id) for stream_id in unanswered)
+                    summary += (
+                        f"; no response came on stream {streams}, which may have been processed"
+                        " or not: it is not known to be safe to retry"
+                    )
+            no_error = 0 if transport else ErrorCode.H3_NO_ERROR
+            clean = idle_timeout is not None or error_code == no_error
             self._record(
                 "connection_closed" if clean else "connection_error",
                 None,
-                {
-                    "code": error_code,
-                    "code_name": name,
-                    "layer": "quic" if transport else "http3",
-                    "rule": reason,
-                    "rfc": "9000#20.1" if transport else "9114#8",
-                    "direction": "received",
-                },
-                rfc=("9000#10.2",) if transport else ("9114#5.3",),
-                summary=f"{self._me}: {who}: {name}" + (f" ({reason})" if reason else ""),
+                data,
+                rfc=sections,
+                summary=summary,
             )
             self._events.append(
-                ConnectionTerminated(error_code=error_code, reason=reason, by_peer=True)
+                ConnectionTerminated(error_code=error_code, reason=data["rule"], by_peer=True)
             )
         return self._take_events()
+
+    def _describe_close(
+        self, error_code: int, reason: str, transport: bool, idle_timeout: float | None
+    ) -> tuple[dict[str, Any], tuple[str, ...], str]:
+        """The data, sections and summary of a close this endpoint was told of."""
+        if idle_timeout is not None:
+            rule = reason or (
+                f"nothing arrived for {idle_timeout:g} s, the idle timeout both endpoints agreed"
+                " on; no CONNECTION_CLOSE is sent"
+            )
+            data = {
+                "code": None,
+                "code_name": "idle timeout",
+                "layer": "quic",
+                "rule": rule,
+                "rfc": "9000#10.1",
+                "direction": "received",
+                "idle_timeout_ms": round(idle_timeout * 1000),
+            }
+            summary = f"{self._me}: QUIC dropped the idle connection: {rule}"
+            return data, ("9114#5.1", "9000#10.1"), summary
+        name = transport_code_name(error_code) if transport else code_name(error_code)
+        who = "QUIC closed the connection" if transport else "peer closed the connection"
+        data = {
+            "code": error_code,
+            "code_name": name,
+            "layer": "quic" if transport else "http3",
+            "rule": reason,
+            "rfc": "9000#20.1" if transport else "9114#8",
+            "direction": "received",
+        }
+        summary = f"{self._me}: {who}: {name}" + (f" ({reason})" if reason else "")
+        return data, ("9000#10.2",) if transport else ("9114#5.3",), summary
 
     def actions_to_send(self) -> list[Action]:
         """What the transport must do now, in order (and forget)."""

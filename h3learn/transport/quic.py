@@ -50,6 +50,7 @@ from aioquic.quic.events import (
     StreamDataReceived,
     StreamReset,
 )
+from aioquic.quic.packet import QuicErrorCode, QuicFrameType
 
 from h3learn.events import NullRecorder, Recorder
 from h3learn.h3.actions import CloseConnection, ResetStream, SendStreamData, StopSending
@@ -103,6 +104,10 @@ class H3OverQuic:
             return self.h3.receive_stop_sending(event.stream_id, event.error_code)
         if isinstance(event, ConnectionTerminated):
             # int(): for closes it makes itself, aioquic gives its own QuicErrorCode enum.
+            if is_idle_timeout(event):
+                return self.h3.connection_closed(
+                    int(event.error_code), idle_timeout=agreed_idle_timeout(self.quic)
+                )
             return self.h3.connection_closed(
                 int(event.error_code), close_reason(event), transport=event.frame_type is not None
             )
@@ -151,14 +156,37 @@ class H3OverQuic:
                 self.quic.close(error_code=action.error_code, reason_phrase=action.reason)
 
 
+def is_idle_timeout(event: ConnectionTerminated) -> bool:
+    """Did QUIC drop the connection because nothing arrived for its idle timeout?
+
+    RFC 9000 §10.1: the connection is then closed silently, with no CONNECTION_CLOSE and so
+    no error code. aioquic still reports it as a ConnectionTerminated, made up by itself
+    with the transport code INTERNAL_ERROR, the frame type PADDING and the reason
+    "Idle timeout"; the three together mean an idle timeout.
+    """
+    return (
+        event.error_code == QuicErrorCode.INTERNAL_ERROR
+        and event.frame_type == QuicFrameType.PADDING
+        and event.reason_phrase == "Idle timeout"
+    )
+
+
+def agreed_idle_timeout(quic: QuicConnection) -> float:
+    """The idle timeout in force: the smaller of the two endpoints' max_idle_timeout
+    transport parameters (RFC 9000 §10.1)."""
+    local = quic.configuration.idle_timeout
+    # aioquic keeps the peer's max_idle_timeout in a private attribute.
+    remote: float | None = quic._remote_max_idle_timeout
+    return local if remote is None else min(local, remote)
+
+
 def close_reason(event: ConnectionTerminated) -> str:
     """The reason phrase, saying so when QUIC itself (not HTTP/3) closed the connection.
 
     aioquic reports a transport close (CONNECTION_CLOSE type 0x1c, whose code is a QUIC
     transport error code, RFC 9000 §20.1) with the frame type that caused it, and an
     application close (type 0x1d, which carries HTTP/3 error codes) with none
-    (RFC 9000 §19.19). It reports an idle timeout (RFC 9000 §10.1, when nothing is sent
-    at all) as a transport close with code 0x1 and the reason "Idle timeout".
+    (RFC 9000 §19.19). An idle timeout is told apart before (`is_idle_timeout`).
     """
     if event.frame_type is None:
         return event.reason_phrase

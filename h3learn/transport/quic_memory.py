@@ -148,6 +148,8 @@ class QuicMemoryPair:
     #: Sides that know where to send: the client from `connect`, the server once the
     #: client's first datagram has told it the client's address.
     _has_peer_address: set[str] = field(default_factory=lambda: {"client"})
+    #: False once `disconnect` has cut the network: every datagram is lost.
+    network_up: bool = True
 
     @classmethod
     def create(
@@ -266,6 +268,17 @@ class QuicMemoryPair:
     def now(self) -> float:
         return self.clock.seconds
 
+    def disconnect(self) -> None:
+        """The network between the endpoints fails: every datagram from now on is lost.
+
+        Neither endpoint is told (RFC 9114 §5.4: a change in network topology can end a
+        connection without warning). Each side's QUIC goes on sending, retransmitting and
+        probing, recorded as lost datagrams, until its idle timeout (RFC 9000 §10.1) drops
+        the connection; `advance` past it to see that. What was in flight is lost too.
+        """
+        self.network_up = False
+        self._in_flight.clear()
+
     # -- running -----------------------------------------------------------------------------
 
     def pump(
@@ -313,7 +326,9 @@ class QuicMemoryPair:
             receiver = "server" if name == "client" else "client"
             for data, _address in self.quic[name].datagrams_to_send(now=self.now):
                 self._record_datagram(name, data)
-                self._in_flight.append(_Datagram(self.now + self.one_way_delay, receiver, data))
+                if self.network_up:
+                    arrival = self.now + self.one_way_delay
+                    self._in_flight.append(_Datagram(arrival, receiver, data))
 
     def _next_timer(self) -> float | None:
         timers = [t for t in (self.quic[name].get_timer() for name in ENDPOINTS) if t is not None]
@@ -352,7 +367,25 @@ class QuicMemoryPair:
                 self.received[name].extend(events)
                 event = quic.next_event()
             if isinstance(side, H3OverQuic):
+                self._report_close_at_once(name, side, delivered)
                 side.transmit_actions()
+
+    def _report_close_at_once(
+        self, name: str, side: H3OverQuic, delivered: dict[str, list[AnyH3Event]]
+    ) -> None:
+        """Tell HTTP/3 of the peer's CONNECTION_CLOSE when it arrives.
+
+        RFC 9000 §10.2: the receiver of a CONNECTION_CLOSE only drains from then on; aioquic
+        reports the end (ConnectionTerminated) after that period, three PTOs later, which
+        would stamp the close long after it happened. It keeps the event it will report in
+        a private attribute as soon as the frame is read; handed over now, it is handled
+        once (a closed H3Connection ignores the second). transport/udp.py does the same.
+        """
+        close = self.quic[name]._close_event
+        if close is not None and not side.h3.closed:
+            events = side.quic_event_received(close)
+            delivered[name].extend(events)
+            self.received[name].extend(events)
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -362,13 +395,20 @@ class QuicMemoryPair:
             return
         header_form = "long" if data[0] & HEADER_FORM_BIT else "short"
         peer = "server" if name == "client" else "client"
+        facts: dict[str, Any] = {"length": len(data), "first_packet_header": header_form}
+        lost = ""
+        if not self.network_up:
+            facts["lost"] = True
+            lost = ", lost: the network is down"
         recorder.record(
             category="transport",
             name="datagram_sent",
             stream_id=None,
-            data={"length": len(data), "first_packet_header": header_form},
+            data=facts,
             rfc=("9000#12.2", "8999#5.1"),
-            summary=f"{name} → {peer}: UDP datagram of {len(data)} bytes ({header_form} header)",
+            summary=(
+                f"{name} → {peer}: UDP datagram of {len(data)} bytes ({header_form} header{lost})"
+            ),
         )
 
     def _record_aioquic_event(self, name: str, event: QuicEvent) -> None:

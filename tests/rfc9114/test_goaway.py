@@ -123,6 +123,53 @@ def test_requests_at_or_after_the_goaway_id_are_rejected_with_h3_request_rejecte
     assert lone.feed(0, b"", end_stream=True), "stream 0, below the identifier, goes on"
 
 
+def test_a_lower_goaway_explicitly_rejects_the_open_requests_it_excludes() -> None:
+    """RFC 9114 §5.2: on sending GOAWAY the server cancels what it excludes, as rejected."""
+    memory = pair()
+    for _ in range(3):
+        memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    assert memory.server.send_goaway() == 12, "streams 0, 4 and 8 are processed"
+    memory.server.send_headers(0, RESPONSE, end_stream=True)
+    assert memory.server.send_goaway(4) == 4, "stream 4 and 8: not processed after all"
+    # The requests arrived whole, so there is nothing to stop: only the responses are reset.
+    quic_frames = [
+        (e.name, e.stream_id, e.data["code_name"])
+        for e in memory.log.events
+        if e.name in ("stop_sending", "reset_stream") and e.endpoint == "server"
+    ]
+    assert quic_frames == [
+        ("reset_stream", 4, "H3_REQUEST_REJECTED"),
+        ("reset_stream", 8, "H3_REQUEST_REJECTED"),
+    ]
+    events = memory.pump()
+    assert [e for e in events if isinstance(e, GoawayReceived)] == [
+        GoawayReceived(id=12),
+        GoawayReceived(id=4),
+    ]
+    assert [e for e in memory.received["client"] if isinstance(e, StreamReset)] == [
+        REJECTED,
+        StreamReset(stream_id=8, error_code=ErrorCode.H3_REQUEST_REJECTED, retry_safe=True),
+    ]
+    rejected = [e for e in memory.log.events if e.name == "stream_error" and e.endpoint == "server"]
+    assert [(e.stream_id, e.data["code_name"], e.data["rfc"]) for e in rejected] == [
+        (4, "H3_REQUEST_REJECTED", "9114#5.2"),
+        (8, "H3_REQUEST_REJECTED", "9114#5.2"),
+    ]
+
+
+def test_a_goaway_cannot_exclude_a_request_whose_response_has_begun() -> None:
+    """RFC 9114 §5.2: a request the server answers was processed, so no GOAWAY rejects it."""
+    memory = pair()
+    memory.client.send_request(REQUEST, end_stream=True)
+    memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    memory.server.send_headers(4, RESPONSE)
+    with pytest.raises(H3UsageError, match="response on stream 4 has begun"):
+        memory.server.send_goaway(4)
+    assert memory.server.goaway_sent is None
+
+
 def test_a_server_goaway_carries_a_client_initiated_bidirectional_stream_id() -> None:
     memory = pair()
     for identifier in (1, 2, 3, 6):
@@ -261,3 +308,28 @@ def test_without_goaway_a_closed_connection_marks_no_request_safe_to_retry() -> 
         ConnectionTerminated(error_code=ErrorCode.H3_NO_ERROR, reason="bye", by_peer=True)
     ]
     assert not any(isinstance(a, CloseConnection) for a in lone.conn.actions_to_send())
+
+
+def test_a_closed_connection_lists_the_requests_that_may_have_been_processed() -> None:
+    """RFC 9114 §5.4: the client names the requests left without a response; the ones a
+    GOAWAY excluded are not among them (they were rejected)."""
+    lone = Lone.client()
+    for _ in range(3):
+        lone.request()
+    lone.feed(0, lone.headers(0, RESPONSE), end_stream=True)
+    lone.control(GoawayFrame(8))
+    lone.conn.connection_closed(ErrorCode.H3_NO_ERROR)
+    (closed,) = lone.events("connection_closed")
+    assert closed.data["unanswered_requests"] == [4]
+    assert "9114#5.4" in closed.rfc
+    assert "stream 4" in closed.summary
+
+
+def test_a_client_with_every_response_in_has_nothing_unanswered_at_close() -> None:
+    lone = Lone.client()
+    lone.request()
+    lone.feed(0, lone.headers(0, RESPONSE), end_stream=True)
+    lone.conn.connection_closed(ErrorCode.H3_NO_ERROR)
+    (closed,) = lone.events("connection_closed")
+    assert closed.data["unanswered_requests"] == []
+    assert closed.rfc == ("9114#5.3",)

@@ -42,6 +42,7 @@ from h3learn.h3.http_events import (
 )
 from h3learn.h3.messages import UnpushableRequest
 from h3learn.h3.stream_types import StreamType
+from h3learn.transport.memory import MemoryPair
 
 PUSHED: list[Header] = [
     (b":method", b"GET"),
@@ -67,6 +68,15 @@ def client_allowing(max_push_id: int | None) -> Lone:
 
 
 # -- a whole push over MemoryPair ---------------------------------------------------------
+
+
+def promised() -> tuple[MemoryPair, int]:
+    """A client that allows pushes up to 4, a request on stream 0, and push 0 promised."""
+    memory = pair()
+    memory.client.send_max_push_id(4)
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    return memory, memory.server.send_push_promise(stream_id, PUSHED)
 
 
 def test_a_promised_response_is_pushed_on_a_push_stream() -> None:
@@ -129,22 +139,14 @@ def test_only_a_client_sends_max_push_id_and_it_never_decreases() -> None:
 
 
 def test_a_client_cancels_a_push_with_cancel_push() -> None:
-    memory = pair()
-    memory.client.send_max_push_id(4)
-    stream_id = memory.client.send_request(REQUEST, end_stream=True)
-    memory.pump()
-    push_id = memory.server.send_push_promise(stream_id, PUSHED)
+    memory, push_id = promised()
     memory.pump()
     memory.client.cancel_push(push_id)
     assert memory.pump() == [PushCancelled(push_id=0)]
 
 
 def test_a_server_cancels_a_promise_it_will_not_fulfil() -> None:
-    memory = pair()
-    memory.client.send_max_push_id(4)
-    stream_id = memory.client.send_request(REQUEST, end_stream=True)
-    memory.pump()
-    push_id = memory.server.send_push_promise(stream_id, PUSHED)
+    memory, push_id = promised()
     memory.server.cancel_push(push_id)
     events = memory.pump()
     assert events == [
@@ -155,13 +157,21 @@ def test_a_server_cancels_a_promise_it_will_not_fulfil() -> None:
 
 def test_a_server_opens_one_push_stream_per_push_id() -> None:
     """RFC 9114 §6.2.2: each push ID is used once in a push stream header."""
-    memory = pair()
-    memory.client.send_max_push_id(4)
-    stream_id = memory.client.send_request(REQUEST, end_stream=True)
-    memory.pump()
-    push_id = memory.server.send_push_promise(stream_id, PUSHED)
+    memory, push_id = promised()
     memory.server.create_push_stream(push_id)
     with pytest.raises(H3UsageError, match="already has its push stream"):
+        memory.server.create_push_stream(push_id)
+
+
+@pytest.mark.parametrize("canceller", ["client", "server"])
+def test_a_cancelled_push_gets_no_push_stream(canceller: str) -> None:
+    """RFC 9114 §7.2.3: once either side has cancelled a push, the server does not open its
+    push stream."""
+    memory, push_id = promised()
+    memory.pump()
+    memory.endpoint(canceller).cancel_push(push_id)
+    memory.pump()
+    with pytest.raises(H3UsageError, match="push ID 0 was cancelled"):
         memory.server.create_push_stream(push_id)
 
 

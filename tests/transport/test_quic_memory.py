@@ -72,8 +72,8 @@ def test_peer_application_close_reaches_h3learn_with_its_code() -> None:
     assert client.closed
 
 
-def test_idle_timeout_closes_both_h3learn_endpoints_as_a_quic_transport_error() -> None:
-    """RFC 9000 §10.1: after the idle timeout QUIC drops the connection silently."""
+def h3learn_pair() -> tuple[QuicMemoryPair, EventLog]:
+    """Two h3learn endpoints over QUIC sharing one log, SETTINGS exchanged."""
     clock = VirtualClock()
     log = EventLog(clock=clock)
     pair = QuicMemoryPair.create(
@@ -83,15 +83,72 @@ def test_idle_timeout_closes_both_h3learn_endpoints_as_a_quic_transport_error() 
         clock=clock,
     )
     pair.pump()
+    return pair, log
+
+
+def test_idle_timeout_closes_both_h3learn_endpoints_silently_as_an_idle_close() -> None:
+    """RFC 9000 §10.1, RFC 9114 §5.1: after the idle timeout QUIC drops the connection
+    silently: no error code, no CONNECTION_CLOSE."""
+    pair, log = h3learn_pair()
     assert pair.advance(1.0) == {"client": [], "server": []}
     received = pair.advance(120.0)
     for name in ("client", "server"):
         (closed,) = received[name]
         assert isinstance(closed, http_events.ConnectionTerminated)
         assert closed.by_peer
-        assert closed.reason.startswith("closed by QUIC, not HTTP/3")
-        assert closed.reason.endswith("Idle timeout")
+        assert closed.reason.startswith("nothing arrived for 60 s")
         assert type(closed.error_code) is int
         assert pair.h3learn(name).closed
     assert 60.0 <= pair.now <= 122.0
     assert pair.pump() == {"client": [], "server": []}
+    closes = {
+        e.endpoint: e for e in log.events if e.name in ("connection_closed", "connection_error")
+    }
+    for name, event in sorted(closes.items()):
+        assert (event.name, event.data["code_name"], event.data["code"]) == (
+            "connection_closed",
+            "idle timeout",
+            None,
+        ), name
+        assert event.rfc == ("9114#5.1", "9000#10.1"), "no request was waiting: no §5.4"
+    assert sorted(closes) == ["client", "server"]
+    assert closes["client"].data["unanswered_requests"] == []
+
+
+def test_the_peers_connection_close_is_reported_when_it_arrives_not_after_draining() -> None:
+    """RFC 9000 §10.2: the receiver drains for three PTOs; the close happened on arrival."""
+    pair, log = h3learn_pair()
+    pair.h3learn("server").close(ErrorCode.H3_NO_ERROR, "maintenance")
+    pair.pump()
+    sent, received = [e for e in log.events if e.name == "connection_closed"]
+    assert (sent.endpoint, received.endpoint) == ("server", "client")
+    assert received.time - sent.time == pair.one_way_delay * 1000
+    terminated = [
+        e for e in pair.received["client"] if isinstance(e, http_events.ConnectionTerminated)
+    ]
+    assert terminated == [
+        http_events.ConnectionTerminated(
+            error_code=ErrorCode.H3_NO_ERROR, reason="maintenance", by_peer=True
+        )
+    ], "reported once, though aioquic reports it again after draining"
+
+
+def test_a_disconnected_network_loses_every_datagram_until_the_idle_timeout() -> None:
+    """RFC 9114 §5.4: the network fails; each side's QUIC gives up after its idle timeout,
+    and the client names the request that may or may not have been processed."""
+    pair, log = h3learn_pair()
+    stream_id = pair.h3learn("client").send_request(GET, end_stream=True)
+    pair.pump()
+    pair.disconnect()
+    pair.h3learn("server").send_headers(stream_id, [(b":status", b"204")], end_stream=True)
+    pair.advance(120.0)
+    lost = [e for e in log.events if e.name == "datagram_sent" and e.data.get("lost")]
+    assert lost and all(e.endpoint == "server" for e in lost)
+    assert "lost: the network is down" in lost[0].summary
+    assert not [e for e in pair.received["client"] if isinstance(e, http_events.HeadersReceived)]
+    closes = {e.endpoint: e for e in log.events if e.name == "connection_closed"}
+    assert (
+        closes["client"].data["code_name"] == closes["server"].data["code_name"] == "idle timeout"
+    )
+    assert closes["client"].data["unanswered_requests"] == [stream_id]
+    assert closes["client"].rfc == ("9114#5.1", "9000#10.1", "9114#5.4")
