@@ -121,6 +121,11 @@ class _Network:
         else:
             self.clock.seconds += milliseconds / 1000
 
+    def disconnect(self) -> None:
+        if self.quic is None:
+            raise ActionFailed('disconnect needs the QUIC transport (transport = "quic")')
+        self.quic.disconnect()
+
     def pair(self) -> MemoryPair:
         if self.memory is None:
             raise ActionFailed('hold and release need the memory transport (transport = "memory")')
@@ -437,6 +442,10 @@ def _extension(run: _Run, action: Action) -> None:
     connection.send_extension_frame(run.stream(action.get("on")), frame_type, payload)
 
 
+def _disconnect(run: _Run, action: Action) -> None:
+    run.network.disconnect()
+
+
 OPENABLE = {
     "control": StreamType.CONTROL,
     "push": StreamType.PUSH,
@@ -509,6 +518,7 @@ RUNNERS: dict[str, Callable[[_Run, Action], None]] = {
     "release": _release,
     "wait": _wait,
     "extension": _extension,
+    "disconnect": _disconnect,
     "violate": _violate,
     "new_connection": _new_connection,
 }

@@ -23,6 +23,7 @@ sentence for docs/lessons.md. The action vocabulary follows the sans-IO API of
     release       MemoryPair.release: deliver them now (after what overtook them)
     wait          move the virtual clock on
     extension     send_extension_frame / open_extension_stream: GREASE      RFC 9114 §9
+    disconnect    QuicMemoryPair.disconnect: the network fails, datagrams are lost  RFC 9114 §5.4
     violate       break a rule on purpose (violations.py)                   RFC 9114 §8
     new_connection  start again on a fresh connection (a lesson in parts)
 
@@ -383,6 +384,12 @@ ACTIONS: dict[str, ActionSpec] = {
             "payload": Key("text", "", doc="the frame's payload, or the bytes after the type"),
             "end": Key("flag", False, doc="with `stream_type`: end the stream after the payload"),
         },
+    ),
+    "disconnect": ActionSpec(
+        "QUIC transport: the network between the endpoints fails, without either being told;"
+        " every datagram from now on is lost, until each side's idle timeout (RFC 9000 §10.1)"
+        " drops the connection: `wait` past it (RFC 9114 §5.4).",
+        {},
     ),
     "violate": ActionSpec(
         "One side breaks a rule on purpose, so that the peer's reaction can be watched"

@@ -129,6 +129,13 @@ def test_an_action_the_protocol_refuses_names_the_action(tmp_path: Path) -> None
     assert "no request or push is labelled 'nothing'" in str(error)
 
 
+def test_disconnect_on_the_memory_transport_names_the_action(tmp_path: Path) -> None:
+    text = GOOD.replace('do = "respond"\nto = "page"\nbody = "hi"', 'do = "disconnect"')
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "[[action]]", 2)
+    assert "disconnect needs the QUIC transport" in str(error)
+
+
 def test_an_unknown_action(tmp_path: Path) -> None:
     error = error_of(tmp_path, GOOD.replace('do = "respond"', 'do = "answer"'))
     assert "unknown action 'answer'" in str(error)
