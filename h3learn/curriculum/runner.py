@@ -74,18 +74,18 @@ class _Network:
 
     def __init__(
         self,
-        scenario: Scenario,
+        transport: str,
         client: SideSettings,
         server: SideSettings,
         log: EventLog,
         clock: VirtualClock,
     ) -> None:
-        self.transport = scenario.transport
+        self.transport = transport
         self.clock = clock
         self.log = log
         self.memory: MemoryPair | None = None
         self.quic: QuicMemoryPair | None = None
-        if scenario.transport == "memory":
+        if transport == "memory":
             self.memory = MemoryPair.create(
                 client_settings=client.settings(), server_settings=server.settings(), log=log
             )
@@ -141,8 +141,9 @@ class _Run:
     #: push label -> the request label it was promised on.
     promises: dict[str, str] = field(default_factory=dict)
     held: set[tuple[str, int]] = field(default_factory=set)
-    #: Makes the next connection (for ``new_connection``).
-    connect: Callable[[], _Network] | None = None
+    #: Makes the next connection (for ``new_connection``, whose action may change its
+    #: transport and settings).
+    connect: Callable[[Action], _Network] | None = None
 
     def stream(self, name: str) -> int:
         """A stream by label or role; `ActionFailed` naming what exists when unknown."""
@@ -174,12 +175,24 @@ def run_scenario(
 ) -> Recording:
     """Record the scenario (with ``overrides`` per side applied to its settings)."""
     overrides = overrides or {}
-    client = scenario.client.with_overrides(overrides.get("client", {}))
-    server = scenario.server.with_overrides(overrides.get("server", {}))
     clock = VirtualClock()
     log = EventLog(clock=clock)
-    run = _Run(_Network(scenario, client, server, log, clock), Recording(events=log.events))
-    run.connect = lambda: _Network(scenario, client, server, log, clock)
+
+    def connect(action: Action | None) -> _Network:
+        """A connection with the scenario's settings, changed by a ``new_connection``
+        action's, then by the what-if ``overrides`` (which win)."""
+        changed = {} if action is None else action.values
+        client, server = (
+            scenario.side(side)
+            .with_overrides(changed.get(side, {}))
+            .with_overrides(overrides.get(side, {}))
+            for side in ("client", "server")
+        )
+        transport = changed.get("transport", scenario.transport)
+        return _Network(transport, client, server, log, clock)
+
+    run = _Run(connect(None), Recording(events=log.events))
+    run.connect = connect
     _name_roles(run)
     if scenario.exchange_settings_first or scenario.transport == "quic":
         run.network.deliver()
@@ -229,7 +242,7 @@ def _new_connection(run: _Run, action: Action) -> None:
             summary=f"{side}: a new connection begins: {title}",
         )
     assert run.connect is not None
-    run.network = run.connect()
+    run.network = run.connect(action)
     run.labels.clear()
     run.promises.clear()
     run.held.clear()

@@ -158,14 +158,19 @@ class Scenario:
         return self.client if name == "client" else self.server
 
 
+def read_transport(table: Table, key: str) -> str:
+    """``memory`` (the default) or ``quic``."""
+    transport: str = table.text(key, "memory")
+    if transport not in TRANSPORTS:
+        raise table.error(key, f"must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+    return transport
+
+
 def read_scenario(table: Table | None) -> Scenario:
     if table is None:
         return Scenario()
-    transport = table.text("transport", "memory")
-    if transport not in TRANSPORTS:
-        raise table.error("transport", f"must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
     scenario = Scenario(
-        transport=transport,
+        transport=read_transport(table, "transport"),
         exchange_settings_first=table.flag("exchange_settings_first", True),
         client=read_side(table.table("client")),
         server=read_side(table.table("server")),
@@ -183,7 +188,20 @@ def read_scenario(table: Table | None) -> Scenario:
 #:   body: a string, or a list of DATA frames (strings, or { repeat = "text", length = N })
 #:   interim: a list of tables {status = 103, headers = [...]}
 #:   unit: a table (a frame or instruction description, see violations.py)
-KINDS = ("text", "integer", "flag", "side", "headers", "body", "interim", "unit")
+#:   transport: "memory" or "quic"
+#:   settings: a table of side settings, the keys of [scenario.client] (SETTING_KEYS)
+KINDS = (
+    "text",
+    "integer",
+    "flag",
+    "side",
+    "headers",
+    "body",
+    "interim",
+    "unit",
+    "transport",
+    "settings",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,11 +430,17 @@ ACTIONS: dict[str, ActionSpec] = {
         },
     ),
     "new_connection": ActionSpec(
-        "End this part of the lesson and start a fresh connection with the same settings"
-        " (SETTINGS exchanged again), recorded after the last one in the same trace: a lesson"
-        " can show several connection errors. Labels start afresh; roles name the new"
-        " connection's streams.",
-        {"title": Key("text", required=True, doc="what the new part shows")},
+        "End this part of the lesson and start a fresh connection (SETTINGS exchanged"
+        " again), recorded after the last one in the same trace: a lesson can show several"
+        " connection errors. It has the scenario's transport and settings unless the action"
+        " changes them. Roles name the new connection's streams; a label names one stream"
+        " in the whole lesson, so give a retried request a new one.",
+        {
+            "title": Key("text", required=True, doc="what the new part shows"),
+            "transport": Key("transport", doc='"memory" or "quic" for this connection'),
+            "client": Key("settings", doc="the client's settings that differ on this connection"),
+            "server": Key("settings", doc="the server's settings that differ on this connection"),
+        },
     ),
 }
 
@@ -482,6 +506,10 @@ def _read_value(table: Table, key: str, kind: str) -> Any:
         return _read_body(table, key)
     if kind == "interim":
         return _read_interim(table, key)
+    if kind == "transport":
+        return read_transport(table, key)
+    if kind == "settings":
+        return read_side(table.table(key)).values
     assert kind == "unit"
     unit = table.table(key)
     assert unit is not None

@@ -12,7 +12,7 @@ import pytest
 
 from h3learn.curriculum.annotations import load_annotations
 from h3learn.curriculum.catalogue import Curriculum, check_folder
-from h3learn.curriculum.lesson import load_lesson, verify_lesson
+from h3learn.curriculum.lesson import load_lesson, record_lesson, verify_lesson
 from h3learn.curriculum.source import SourceError
 
 GOOD = """\
@@ -273,3 +273,50 @@ def test_a_bad_repeated_body_names_its_key(tmp_path: Path, item: str, complaint:
     error = error_of(tmp_path, text)
     assert error.line == line_of(text, "body = [")
     assert complaint in str(error)
+
+
+PARTS = (
+    GOOD
+    + """
+[[action]]
+do = "new_connection"
+id = "second"
+title = "A part over QUIC, with an HTTP/2 setting"
+transport = "quic"
+client = { huffman = false, extra_settings = [[2, 1]] }
+"""
+)
+
+
+def test_a_new_connection_may_change_its_transport_and_settings(tmp_path: Path) -> None:
+    recorded = verify_lesson(load_lesson(write(tmp_path, PARTS)))
+    start, end = recorded.recording.action_ranges[-1]
+    part = recorded.events[start:end]
+    assert any(e.name == "handshake_completed" for e in part), "the new part runs QUIC"
+    assert not any(
+        e.category == "transport" and e.name != "connection_started"
+        for e in recorded.events[:start]
+    ), "the first part stays in memory"
+    (error,) = [e for e in part if e.name == "connection_error" and e.endpoint == "server"]
+    assert error.data["code_name"] == "H3_SETTINGS_ERROR"
+
+
+def test_a_what_if_override_wins_over_a_new_connections_settings(tmp_path: Path) -> None:
+    lesson = load_lesson(write(tmp_path, PARTS))
+    recorded = record_lesson(lesson, {"client": {"extra_settings": []}}, strict=False)
+    start, _ = recorded.recording.action_ranges[-1]
+    assert not [e for e in recorded.events[start:] if e.name == "connection_error"]
+
+
+def test_a_new_connection_with_an_unknown_transport_names_its_key(tmp_path: Path) -> None:
+    text = PARTS.replace('transport = "quic"', 'transport = "tcp"')
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, 'transport = "tcp"')
+    assert "must be one of memory, quic, not 'tcp'" in str(error)
+
+
+def test_a_new_connection_with_an_unknown_setting_names_its_key(tmp_path: Path) -> None:
+    text = PARTS.replace("huffman = false", "hufman = false")
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "hufman")
+    assert "unknown setting" in str(error)
