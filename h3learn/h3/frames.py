@@ -162,6 +162,18 @@ EXPLAIN_PRIORITY_FIELD_VALUE = (
     "The new priority in the Priority header field's syntax (RFC 9218 §4), as ASCII text."
 )
 EXPLAIN_UNKNOWN_PAYLOAD = "A payload the receiver skips: the frame type has no meaning here."
+EXPLAIN_HTTP2_PAYLOAD = (
+    "Never read: an HTTP/2-only frame type is a connection error (H3_FRAME_UNEXPECTED)"
+    " as soon as its type is seen (RFC 9114 §7.2.8)."
+)
+
+
+def explain_payload(frame_type: int) -> str:
+    """What happens to the payload of a frame type HTTP/3 does not define."""
+    if frame_type in HTTP2_ONLY_FRAME_TYPES:
+        return EXPLAIN_HTTP2_PAYLOAD
+    return EXPLAIN_UNKNOWN_PAYLOAD
+
 
 #: How much of a long payload the label's value shows.
 PREVIEW_LIMIT = 64
@@ -674,7 +686,7 @@ class UnknownFrame:
         writer.raw(
             self.payload,
             "Frame Payload",
-            EXPLAIN_UNKNOWN_PAYLOAD,
+            explain_payload(self.frame_type),
             self.section,
             hex_preview,
         )
@@ -682,13 +694,14 @@ class UnknownFrame:
     @classmethod
     def parse_payload(cls, payload: FrameReader) -> UnknownFrame:
         section = frame_section(payload.frame_type)
-        octets = payload.rest("Frame Payload", EXPLAIN_UNKNOWN_PAYLOAD, section, hex_preview)
+        octets = payload.rest(
+            "Frame Payload", explain_payload(payload.frame_type), section, hex_preview
+        )
         return cls(payload.frame_type, octets, payload.varint_lengths())
 
     def describe(self) -> str:
-        # An HTTP/2-only type is not ignored: receiving one is an error (RFC 9114 §7.2.8).
-        fate = ", ignored" if is_extension_frame_type(self.frame_type) else ""
-        return f"{frame_type_name(self.frame_type)} ({len(self.payload)} bytes{fate})"
+        fate = "forbidden" if self.frame_type in HTTP2_ONLY_FRAME_TYPES else "ignored"
+        return f"{frame_type_name(self.frame_type)} ({len(self.payload)} bytes, {fate})"
 
     def qlog(self) -> dict[str, Any]:
         raw = raw_info(self.frame_type, self.payload_length(), self.varint_lengths)

@@ -441,6 +441,14 @@ def test_describe_gives_one_line_per_frame() -> None:
     assert UnknownFrame(0x08, b"").describe() == "WINDOW_UPDATE (HTTP/2 only) (0 bytes)"
 
 
+def test_an_http2_only_frame_is_labelled_forbidden_not_skipped() -> None:
+    """RFC 9114 §7.2.8: HTTP/2's frame types are reserved, and receiving one is an error."""
+    frame = UnknownFrame(0x08, b"x")
+    assert frame.describe() == "WINDOW_UPDATE (HTTP/2 only) (1 bytes, forbidden)"
+    payload = serialize_frame(frame)[1][-1]
+    assert payload.name == "Frame Payload" and "H3_FRAME_UNEXPECTED" in payload.explain
+
+
 def test_qlog_frames_have_the_shapes_of_the_http3_qlog_schema() -> None:
     """draft-ietf-quic-qlog-h3-events: HTTP3*Frame definitions."""
 
