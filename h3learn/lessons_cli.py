@@ -25,8 +25,9 @@ from typing import Any
 from h3learn.command_error import CommandError
 from h3learn.curriculum.catalogue import Curriculum, check_folder, default_lessons_dir
 from h3learn.curriculum.coverage import coverage, demonstrations
-from h3learn.curriculum.lesson import Overrides, check_overrides, record_lesson
+from h3learn.curriculum.lesson import check_overrides, record_lesson
 from h3learn.curriculum.rfc_toc import label
+from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 from h3learn.trace.store import write_trace
 

@@ -3,8 +3,9 @@
 `Curriculum.open(folder)` reads every ``NN-name.toml`` of the folder (quickly: nothing is
 recorded yet) and its RFC annotations (``rfc/*.toml``), and checks what can be checked
 without running anything: the files, the prerequisites (each an earlier lesson). A
-lesson's trace is recorded the first time it is asked for and kept (`recorded`); a what-if
-run (`record_what_if`) is recorded each time it is asked for, and not kept here.
+lesson's trace is recorded the first time it is asked for and kept (`recorded`), and so
+are the figures of its variants (`comparison`, comparison.py); a what-if run
+(`record_what_if`) is recorded each time it is asked for, and not kept here.
 
 `check_folder` is what ``h3learn lessons check`` and the tests run: every lesson loaded,
 recorded, every selector placed, every checkpoint's answer compared with its trace, every
@@ -19,15 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from h3learn.curriculum.annotations import Annotations, load_annotations
+from h3learn.curriculum.comparison import Figures, Variant, measure
 from h3learn.curriculum.lesson import (
     LESSON_ID,
     Lesson,
-    Overrides,
     RecordedLesson,
     load_lesson,
     record_lesson,
     verify_lesson,
 )
+from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 
 #: Inside an installed package the lessons travel here (setup.py copies them at build).
@@ -60,6 +62,7 @@ class Curriculum:
     lessons: dict[str, Lesson]
     annotations: Annotations
     _recorded: dict[str, RecordedLesson] = field(default_factory=dict)
+    _compared: dict[str, list[tuple[Variant, Figures]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -90,6 +93,20 @@ class Curriculum:
 
     def record_what_if(self, lesson_id: str, overrides: Overrides) -> RecordedLesson:
         return record_lesson(self.lessons[lesson_id], overrides, strict=False)
+
+    def comparison(self, lesson_id: str) -> list[tuple[Variant, Figures]]:
+        """Each of the lesson's variants with the figures of its recording, made once."""
+        with self._lock:
+            if lesson_id not in self._compared:
+                lesson = self.lessons[lesson_id]
+                self._compared[lesson_id] = [
+                    (
+                        variant,
+                        measure(record_lesson(lesson, variant.overrides, strict=False).events),
+                    )
+                    for variant in lesson.variants
+                ]
+            return self._compared[lesson_id]
 
 
 def check_prerequisites(lessons: list[Lesson]) -> None:

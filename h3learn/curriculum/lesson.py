@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from h3learn.curriculum.checkpoints import Checkpoint, read_checkpoint, verify_checkpoint
+from h3learn.curriculum.comparison import Variant, read_variant
 from h3learn.curriculum.rfc_toc import TITLES, is_reference
 from h3learn.curriculum.runner import ActionFailed, Recording, run_scenario
 from h3learn.curriculum.scenario import (
     Action,
+    Overrides,
     Scenario,
     check_setting,
+    describe_overrides,
     read_action,
     read_scenario,
 )
@@ -36,9 +39,6 @@ LESSON_ID = re.compile(r"[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*")
 
 #: The creation time written into every lesson trace, so that a recording is reproducible.
 CREATED = "2026-01-01T00:00:00+00:00"
-
-#: What-if overrides: side -> setting -> value (scenario.SETTING_KEYS).
-Overrides = dict[str, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,8 @@ class Lesson:
     notes: list[Note]
     checkpoints: list[Checkpoint]
     document: Document
+    #: What-if variants to record and compare (comparison.py); usually none.
+    variants: list[Variant] = field(default_factory=list)
 
     @property
     def number(self) -> int:
@@ -103,14 +105,6 @@ class RecordedLesson:
             meta["overrides"] = self.overrides
             title = f"{title} (what if: {describe_overrides(self.overrides)})"
         return Trace(title=title, meta=meta, events=self.events, created=CREATED)
-
-
-def describe_overrides(overrides: Overrides) -> str:
-    return ", ".join(
-        f"{side} {key} = {str(value).lower() if isinstance(value, bool) else value}"
-        for side, values in sorted(overrides.items())
-        for key, value in sorted(values.items())
-    )
 
 
 def check_overrides(overrides: Overrides) -> None:
@@ -165,12 +159,14 @@ def parse_lesson(document: Document, lesson_id: str) -> Lesson:
             read_checkpoint(table, index) for index, table in enumerate(root.tables("checkpoint"))
         ],
         document=document,
+        variants=[read_variant(table) for table in root.tables("variant")],
     )
     root.finish()
     if not lesson.actions:
         raise root.error(None, "the scenario has no [[action]]")
     _check_unique([a.id for a in lesson.actions if a.id], "action id", document, "action")
     _check_unique([c.id for c in lesson.checkpoints], "checkpoint id", document, "checkpoint")
+    _check_unique([v.name for v in lesson.variants], "variant name", document, "variant")
     return lesson
 
 
@@ -238,8 +234,16 @@ def record_lesson(
 
 
 def verify_lesson(lesson: Lesson) -> RecordedLesson:
-    """Record the lesson strictly and check every checkpoint's answer against the trace."""
+    """Record the lesson strictly and check every checkpoint's answer against the trace;
+    record each variant too, so that one the protocol refuses is reported at its line."""
     recorded = record_lesson(lesson)
+    for variant in lesson.variants:
+        try:
+            record_lesson(lesson, variant.overrides, strict=False)
+        except SourceError as error:
+            raise lesson.document.error(
+                variant.path, f"variant {variant.name!r}: {error.message}"
+            ) from None
     for checkpoint in lesson.checkpoints:
         try:
             verify_checkpoint(checkpoint, recorded.recording)

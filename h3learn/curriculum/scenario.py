@@ -42,6 +42,9 @@ from h3learn.h3.settings import Settings
 SIDES = ("client", "server")
 TRANSPORTS = ("memory", "quic")
 
+#: Settings changed per side (what-if reruns, variants): side -> setting -> value.
+Overrides = dict[str, dict[str, Any]]
+
 #: The settings keys of ``[scenario.client]`` / ``[scenario.server]``: name -> (type, default,
 #: what it is). The first five are SETTINGS the side announces (RFC 9114 §7.2.4.1, RFC 9204
 #: §5); the others steer its QPACK encoder.
@@ -113,6 +116,25 @@ class SideSettings:
 
     def with_overrides(self, overrides: dict[str, Any]) -> SideSettings:
         return SideSettings(self.values | overrides)
+
+
+def describe_overrides(overrides: Overrides) -> str:
+    """Changed settings in words, a setting both sides share named once:
+    "huffman = false, client qpack_blocked_streams = 0"."""
+    client, server = overrides.get("client", {}), overrides.get("server", {})
+    shared = {key: value for key, value in client.items() if server.get(key, object()) == value}
+    parts = [f"{key} = {_shown(value)}" for key, value in sorted(shared.items())]
+    for side, values in (("client", client), ("server", server)):
+        parts += [
+            f"{side} {key} = {_shown(value)}"
+            for key, value in sorted(values.items())
+            if key not in shared
+        ]
+    return ", ".join(parts)
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def check_setting(key: str, value: Any) -> str | None:

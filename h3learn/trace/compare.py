@@ -17,11 +17,17 @@ the server's:
   take uncompressed; RFC 9114 §4.2.2 adds 32 per line to that for its size limit), and how
   each field line was represented: a reference into the dynamic table, into the static
   table, or a literal name (RFC 9204 §4.5.2-§4.5.6);
+- ``decoder_stream``: what the recorded endpoint's own decoder wrote back to that encoder
+  (RFC 9204 §4.4: Section Acknowledgments, Stream Cancellations, Insert Count Increments),
+  the other half of the cost of the dynamic table;
 - ratios: encoded size / plain size, once for the field sections alone and once with the
   encoder stream added (inserts are paid for once, then referenced);
 - ``first_dynamic_section``: the 1-based number of the first field section that refers
   to the dynamic table (None if none did), which is where "from the first request" and
   "only from the second" show.
+
+`http3_bytes_sent` adds up every byte an endpoint wrote on its streams (frames, QPACK
+instructions, stream types), for comparing whole exchanges.
 
 It reads events only (docs/events.md), so it works on live captures, saved traces and the
 examples alike.
@@ -44,6 +50,15 @@ ENCODER_INSTRUCTIONS = frozenset(
     }
 )
 INSERTS = ENCODER_INSTRUCTIONS - {"set_dynamic_table_capacity"}
+#: RFC 9204 §4.4: the instructions a decoder sends on its decoder stream.
+DECODER_INSTRUCTIONS = frozenset(
+    {"section_acknowledgement", "stream_cancellation", "insert_count_increment"}
+)
+
+#: The events that record bytes an endpoint writes on a stream (docs/events.md): whole
+#: frames, QPACK instructions, a unidirectional stream's type (``stream_type_set`` of a
+#: stream it opened) and bytes sent deliberately by a lesson.
+SENT_UNITS = frozenset({"frame_created", "instruction_created", "raw_bytes_sent"})
 
 #: How a field line's ``table`` is counted (docs/events.md, ``headers_encoded``).
 LINE_KINDS = ("dynamic", "static", "literal")
@@ -80,6 +95,7 @@ def qpack_profile(events: Iterable[Event], endpoint: str | None = None) -> dict[
     local_settings: list[dict[str, Any]] | None = None
     peer_settings: list[dict[str, Any]] | None = None
     instructions = instruction_bytes = inserted = 0
+    acknowledgments = acknowledgment_bytes = 0
     sections = encoded = plain = 0
     lines = dict.fromkeys(LINE_KINDS, 0)
     indexed = 0
@@ -100,6 +116,11 @@ def qpack_profile(events: Iterable[Event], endpoint: str | None = None) -> dict[
             instruction_bytes += len(event.raw)
             if data.get("instruction_type") in INSERTS:
                 inserted += 1
+        elif name == "instruction_created" and data.get("instruction_type") in (
+            DECODER_INSTRUCTIONS
+        ):
+            acknowledgments += 1
+            acknowledgment_bytes += len(event.raw)
         elif name == "headers_decoded":
             sections += 1
             encoded += len(event.raw)
@@ -133,6 +154,7 @@ def qpack_profile(events: Iterable[Event], endpoint: str | None = None) -> dict[
             "bytes": instruction_bytes,
             "inserts": inserted,
         },
+        "decoder_stream": {"instructions": acknowledgments, "bytes": acknowledgment_bytes},
         "field_sections": {
             "count": sections,
             "encoded_bytes": encoded,
@@ -156,3 +178,22 @@ def setting_names(profiles: Iterable[dict[str, Any]]) -> list[str]:
             if item["name"] not in names:
                 names.append(item["name"])
     return names
+
+
+def http3_bytes_sent(events: Iterable[Event], endpoint: str) -> int:
+    """Every byte ``endpoint`` wrote on its QUIC streams, from its events alone.
+
+    Frames (type, length, payload: RFC 9114 §7.1), QPACK encoder and decoder instructions
+    (RFC 9204 §4.3, §4.4) and the stream type (and push ID) opening each unidirectional
+    stream it opened (RFC 9114 §6.2). Over QUIC this is what its ``stream_data_sent``
+    events add up to.
+    """
+    total = 0
+    for event in events:
+        if event.endpoint != endpoint:
+            continue
+        if event.name in SENT_UNITS or (
+            event.name == "stream_type_set" and event.data.get("owner") == "local"
+        ):
+            total += len(event.raw)
+    return total

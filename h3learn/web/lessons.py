@@ -8,11 +8,15 @@
                                                save it as a trace, and open it
     POST /api/lessons/<id>/what-if             the same for a page that stays (a class):
                                                {"overrides": {...}} -> the trace's id
+    GET  /lesson/<id>/variants/<n>             the same for the lesson's n-th declared variant
+                                               (its row in the comparison table)
     GET  /api/lessons                          the curriculum, in order
     GET  /api/lessons/<id>                     a lesson: its texts (as HTML), its notes by
                                                step, its checkpoints without their answers
     POST /api/lessons/<id>/checkpoints/<cid>   {"answer": "..."} or {"reveal": true}: the
                                                server checks the answer and explains it
+    GET  /api/lessons/<id>/comparison          the figures of each declared variant (what-if
+                                               lab, h3learn/curriculum/comparison.py)
 
 The lessons come from `h3learn.curriculum` (config ``LESSONS_DIR``, read when the app is
 made; a lesson is recorded the first time it is opened, then kept). A lesson's trace is
@@ -42,7 +46,9 @@ from flask import (
 from werkzeug.wrappers import Response as BaseResponse
 
 from h3learn.curriculum.catalogue import Curriculum
-from h3learn.curriculum.lesson import Lesson, Overrides, RecordedLesson, check_overrides
+from h3learn.curriculum.comparison import COLUMNS, Figures, Variant
+from h3learn.curriculum.lesson import Lesson, RecordedLesson, check_overrides
+from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 from h3learn.trace.store import write_trace
 from h3learn.web.api import ApiError
@@ -166,6 +172,23 @@ def lesson_json(lesson: Lesson, recorded: RecordedLesson) -> dict[str, Any]:
     }
 
 
+def comparison_rows(lesson: Lesson) -> list[dict[str, Any]]:
+    """The comparison table of a lesson with variants: one row per variant (none without)."""
+    rows = []
+    compared: list[tuple[Variant, Figures]] = curriculum().comparison(lesson.id)
+    for index, (variant, figures) in enumerate(compared):
+        rows.append(
+            {
+                "name": variant.name,
+                "settings": variant.describe(),
+                "overrides": variant.overrides,
+                "figures": figures.to_json(),
+                "url": f"/lesson/{lesson.id}/variants/{index}",
+            }
+        )
+    return rows
+
+
 # -- pages ---------------------------------------------------------------------------------
 
 
@@ -191,6 +214,8 @@ def lesson_page(lesson_id: str) -> str:
         scenario=lesson.scenario,
         choices=WHAT_IF_CHOICES,
         checkpoints=len(lesson.checkpoints),
+        comparison=comparison_rows(lesson),
+        columns=COLUMNS,
     )
 
 
@@ -226,6 +251,16 @@ def what_if(lesson_id: str) -> BaseResponse:
     if not overrides:
         return redirect(f"/lesson/{lesson_id}/step/0")
     trace_id = what_if_trace(lesson, overrides)
+    return redirect(f"/trace/{trace_id}/step/0", code=303)
+
+
+@bp.get("/lesson/<lesson_id>/variants/<int:index>")
+def variant_trace(lesson_id: str, index: int) -> BaseResponse:
+    """Open one row of the comparison table: the variant's recording, saved as a trace."""
+    lesson = lesson_or_404(lesson_id)
+    if not 0 <= index < len(lesson.variants):
+        abort(404, f"lesson {lesson_id!r} has {len(lesson.variants)} variant(s), not {index + 1}")
+    trace_id = what_if_trace(lesson, lesson.variants[index].overrides)
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 
@@ -288,6 +323,13 @@ def api_lessons() -> Response:
 def api_lesson_detail(lesson_id: str) -> Response:
     lesson = api_lesson(lesson_id)
     return jsonify(lesson_json(lesson, api_recorded(lesson)))
+
+
+@bp.get("/api/lessons/<lesson_id>/comparison")
+def api_comparison(lesson_id: str) -> Response:
+    lesson = api_lesson(lesson_id)
+    api_recorded(lesson)  # a broken lesson is a 500 with its reason, here as elsewhere
+    return jsonify(columns=COLUMNS, variants=comparison_rows(lesson))
 
 
 @bp.post("/api/lessons/<lesson_id>/checkpoints/<checkpoint_id>")

@@ -121,7 +121,7 @@ def test_a_what_if_rerun_changes_the_settings_it_names() -> None:
     no_huffman = record_lesson(lesson, {"client": {"huffman": False}}, strict=False)
     inserts = [e for e in plain.events if e.name == "dynamic_table_updated"]
     assert inserts and not [e for e in no_table.events if e.name == "dynamic_table_updated"]
-    assert "what if: client qpack_max_table_capacity = 0" in no_table.trace().title
+    assert "what if: qpack_max_table_capacity = 0" in no_table.trace().title, "named once"
     sent = lambda r: sum(len(e.raw) for e in r.events if e.name == "frame_created")  # noqa: E731
     assert sent(no_huffman) > sent(plain)
     # A what-if run keeps the notes whose steps still exist and drops the others.

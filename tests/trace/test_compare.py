@@ -9,7 +9,7 @@ inserts anything.
 from __future__ import annotations
 
 from h3learn.scenarios.examples import EXAMPLES
-from h3learn.trace.compare import qpack_profile, setting_names
+from h3learn.trace.compare import http3_bytes_sent, qpack_profile, setting_names
 from h3learn.trace.connection_summary import ConnectionSummary
 
 
@@ -53,6 +53,41 @@ def test_profile_of_a_peer_that_uses_the_dynamic_table_from_its_second_request()
         len(e.data["field_lines"]) for e in sections
     )
     assert profile["settings"]["peer"][0] == {"name": "QPACK_MAX_TABLE_CAPACITY", "value": 4096}
+
+
+def test_the_decoder_stream_counts_what_the_recorded_endpoints_decoder_sent_back() -> None:
+    """RFC 9204 §4.4: acknowledgments are the price of the peer encoder's dynamic table."""
+    events = example("dynamic-table")
+    sent = [
+        e
+        for e in events
+        if e.endpoint == "server"
+        and e.name == "instruction_created"
+        and e.data["instruction_type"] in ("section_acknowledgement", "insert_count_increment")
+    ]
+    profile = qpack_profile(events, "server")
+    assert sent and profile["decoder_stream"] == {
+        "instructions": len(sent),
+        "bytes": sum(len(e.raw) for e in sent),
+    }
+    assert qpack_profile(example("first-get"), "server")["decoder_stream"]["bytes"] == 0
+
+
+def test_bytes_sent_are_the_bytes_the_peer_read() -> None:
+    """Everything one endpoint writes arrives whole at the other (in-memory streams): its
+    frames, instructions and stream types, counted from the receiver's events instead."""
+    events = example("dynamic-table")
+    for sender, receiver in (("client", "server"), ("server", "client")):
+        read = sum(
+            len(e.raw)
+            for e in events
+            if e.endpoint == receiver
+            and (
+                e.name in ("frame_parsed", "instruction_parsed")
+                or (e.name == "stream_type_set" and e.data["owner"] == "remote")
+            )
+        )
+        assert http3_bytes_sent(events, sender) == read > 0
 
 
 def test_profile_of_a_peer_that_never_uses_the_dynamic_table() -> None:
