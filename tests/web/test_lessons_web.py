@@ -15,6 +15,9 @@ import pytest
 from flask.testing import FlaskClient
 from web_helpers import XSS_PROBE, make_app
 
+from h3learn.curriculum.comparison import COLUMNS, measure
+from h3learn.trace.store import read_trace
+
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 
 ANNOTATION = f"""\
@@ -181,3 +184,42 @@ def test_what_if_records_saves_and_opens_the_rerun(client: FlaskClient) -> None:
     assert again.headers["Location"] == response.headers["Location"]
     bad = client.post("/lesson/05-the-dynamic-table/what-if", data={"client.colour": "1"})
     assert bad.status_code == 400
+
+
+def test_the_what_if_lab_shows_each_variant_with_the_figures_of_its_saved_trace(
+    client: FlaskClient,
+) -> None:
+    """Lesson 16's table: one row per variant; each row opens its trace, and the figures
+    measured on that saved file are the row's, cell by cell."""
+    page = client.get("/lesson/16-what-if-lab").get_data(as_text=True)
+    table = page[page.index('id="variant-table"') : page.index("</table>")]
+    answer = client.get("/api/lessons/16-what-if-lab/comparison").get_json()
+    assert answer["columns"] == COLUMNS
+    rows = answer["variants"]
+    assert len(rows) == 7 and table.count("<tr data-variant=") == 7
+    library = client.application.extensions["h3learn_library"]
+    for index, row in enumerate(rows):
+        assert row["url"] == f"/lesson/16-what-if-lab/variants/{index}"
+        assert f'href="{row["url"]}">{row["name"]}</a>' in table
+        response = client.get(row["url"])
+        assert response.status_code == 303
+        trace_id = response.headers["Location"].split("/")[2]
+        saved = read_trace(library.path_of(trace_id))
+        assert saved.meta["overrides"] == row["overrides"]
+        figures = measure(saved.events).to_json()
+        assert row["figures"] == figures
+        cells = table.split(f'<tr data-variant="{index}"')[1].split("</tr>")[0]
+        for key in COLUMNS:
+            assert f'data-figure="{key}">{figures[key]}</td>' in cells
+    best = min(row["figures"]["http3_bytes"] for row in rows)
+    assert table.count('class="best"') == 1 and str(best) in table
+
+
+def test_a_lesson_without_variants_has_no_table_and_a_bad_variant_is_404(
+    client: FlaskClient,
+) -> None:
+    assert 'id="variant-table"' not in client.get("/lesson/02-a-first-get").get_data(as_text=True)
+    assert client.get("/api/lessons/02-a-first-get/comparison").get_json()["variants"] == []
+    assert client.get("/lesson/16-what-if-lab/variants/7").status_code == 404
+    assert client.get("/lesson/02-a-first-get/variants/0").status_code == 404
+    assert client.get("/api/lessons/99-nothing/comparison").status_code == 404
