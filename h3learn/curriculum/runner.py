@@ -15,6 +15,7 @@ the action's line.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,14 @@ class Recording:
     action_ranges: list[tuple[int, int]] = field(default_factory=list)
     #: Action ids -> their index.
     action_ids: dict[str, int] = field(default_factory=dict)
+    #: Where each connection of the lesson starts (seq), the first at 0 (``new_connection``).
+    part_starts: list[int] = field(default_factory=lambda: [0])
+    #: A label -> the connection (index into part_starts) whose stream it names.
+    label_parts: dict[str, int] = field(default_factory=dict)
+
+    def part_of(self, seq: int) -> int:
+        """The connection the event ``seq`` belongs to."""
+        return bisect.bisect_right(self.part_starts, seq) - 1
 
 
 class _Network:
@@ -165,6 +174,7 @@ class _Run:
             raise ActionFailed(f"the label {label!r} is already used")
         self.labels[label] = stream_id
         self.recording.streams[label] = stream_id
+        self.recording.label_parts[label] = len(self.recording.part_starts) - 1
 
 
 def run_scenario(
@@ -232,6 +242,7 @@ def _name_roles(run: _Run) -> None:
 def _new_connection(run: _Run, action: Action) -> None:
     """A lesson in parts: a fresh connection, recorded after the last one in the same trace."""
     title = action.get("title")
+    run.recording.part_starts.append(len(run.recording.events))
     for side in ("client", "server"):
         run.network.log.for_endpoint(side).record(
             category="transport",

@@ -14,7 +14,8 @@ Every key narrows the events; ``nth`` (from 1) or ``last = true`` picks one of t
     endpoint          "client" or "server": whose view the event is
     event             an event name ("frame_parsed"), or "category:name" when the name is in
                       two categories ("qpack:stream_state_updated")
-    stream            a request's or push's label, a role ("client control stream",
+    stream            a request's or push's label (its events only, on the connection
+                      where the label was given), a role ("client control stream",
                       "server encoder stream", "client decoder stream"), a stream ID, or
                       "none" for events about the whole connection
     frame_type        data.frame.frame_type ("settings", "headers", ...)
@@ -181,7 +182,17 @@ def matching(selector: Selector, recording: Recording) -> list[Event]:
             filters.append(("stream", lambda e: e.stream_id is None))
         else:
             stream_id = _stream_id(selector, recording)
-            filters.append(("stream", lambda e: e.stream_id == stream_id))
+            # A label names a stream of one connection: stream IDs repeat in the next ones.
+            part = recording.label_parts.get(str(selector.stream))
+            filters.append(
+                (
+                    "stream",
+                    lambda e: (
+                        e.stream_id == stream_id
+                        and (part is None or recording.part_of(e.seq) == part)
+                    ),
+                )
+            )
     for path, wanted in selector.data.items():
         filters.append((path, lambda e, p=path, w=wanted: data_value(e.data, p) == (True, w)))
     left = list(events)

@@ -320,3 +320,19 @@ def test_a_new_connection_with_an_unknown_setting_names_its_key(tmp_path: Path) 
     error = error_of(tmp_path, text)
     assert error.line == line_of(text, "hufman")
     assert "unknown setting" in str(error)
+
+
+def test_a_label_selects_only_the_connection_it_was_given_on(tmp_path: Path) -> None:
+    """Stream IDs start again on a new connection; a label names its own connection's."""
+    text = GOOD + (
+        '\n[[action]]\ndo = "new_connection"\ntitle = "Again"\n'
+        '\n[[action]]\ndo = "request"\nlabel = "again"\n'
+        '\n[[note]]\nat = { endpoint = "client", event = "stream_type_set", stream = "again" }\n'
+        'rfc = ["9114#6.1"]\ntext = "The same stream ID, a new connection."\n'
+    )
+    recorded = verify_lesson(load_lesson(write(tmp_path, text)))
+    step = recorded.note_steps[-1]
+    assert step is not None
+    started = [e.seq for e in recorded.events if e.name == "connection_started"]
+    assert started and step > started[0]
+    assert recorded.events[step].stream_id == recorded.recording.streams["page"] == 0
