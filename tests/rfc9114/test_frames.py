@@ -438,7 +438,7 @@ def test_describe_gives_one_line_per_frame() -> None:
     assert PriorityUpdateFrame(4, b"u=1, i").describe() == "PRIORITY_UPDATE (stream 4: 'u=1, i')"
     assert UnknownFrame(0x54, b"xy").describe() == "unknown frame type 0x54 (2 bytes, ignored)"
     # HTTP/2's types are not ignored: receiving one is H3_FRAME_UNEXPECTED (RFC 9114 §7.2.8).
-    assert UnknownFrame(0x08, b"").describe() == "WINDOW_UPDATE (HTTP/2 only) (0 bytes)"
+    assert UnknownFrame(0x08, b"").describe() == "WINDOW_UPDATE (HTTP/2 only) (0 bytes, forbidden)"
 
 
 def test_an_http2_only_frame_is_labelled_forbidden_not_skipped() -> None:
