@@ -11,6 +11,8 @@ Configuration keys (``create_app({...})``):
     DATA_DIR            the data directory; traces are saved in DATA_DIR/traces
                         (default ~/.local/share/h3learn, or $XDG_DATA_HOME/h3learn)
     UPLOAD_MAX_BYTES    the largest upload accepted (default 16 MiB); also MAX_CONTENT_LENGTH
+    TRACE_MAX_BYTES     the largest trace file read from DATA_DIR (default 64 MiB): saved
+                        traces and captures may be larger than an upload
     SOCKETIO_CLIENT     path of socket.io.min.js (default: web/node_modules, from npm ci)
     MESSAGE_QUEUE, PUBLIC_URL, CLASSROOM_*   classroom mode (h3learn/web/classroom)
     LESSONS_DIR         the lessons and their RFC annotations (default: those h3learn
@@ -38,6 +40,7 @@ from flask_socketio import SocketIO  # type: ignore[import-untyped]  # no stubs 
 from werkzeug.exceptions import HTTPException
 
 from h3learn.curriculum.catalogue import Curriculum, default_lessons_dir
+from h3learn.trace.store import DEFAULT_MAX_BYTES
 from h3learn.web import api, classroom, lessons, live, live_socket, pages, rfc_reader
 from h3learn.web.captures import live_service
 from h3learn.web.library import TraceLibrary
@@ -71,13 +74,18 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(
         DATA_DIR=str(default_data_dir()),
         UPLOAD_MAX_BYTES=DEFAULT_UPLOAD_MAX_BYTES,
+        TRACE_MAX_BYTES=DEFAULT_MAX_BYTES,
         SOCKETIO_CLIENT=None,
         LESSONS_DIR=None,
     )
     if config:
         app.config.update(config)
     app.config["MAX_CONTENT_LENGTH"] = app.config["UPLOAD_MAX_BYTES"] + 64 * 1024  # form overhead
-    library = TraceLibrary(Path(app.config["DATA_DIR"]), max_bytes=app.config["UPLOAD_MAX_BYTES"])
+    library = TraceLibrary(
+        Path(app.config["DATA_DIR"]),
+        max_bytes=app.config["UPLOAD_MAX_BYTES"],
+        read_max_bytes=app.config["TRACE_MAX_BYTES"],
+    )
     app.extensions["h3learn_library"] = library
     curriculum = Curriculum.open(Path(app.config["LESSONS_DIR"] or default_lessons_dir()))
     app.extensions["h3learn_curriculum"] = curriculum

@@ -23,7 +23,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, TraceFormatError, trace_document
-from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
+from h3learn.web.library import Entry, TraceLibrary, UnknownTrace, UnreadableTrace
 from h3learn.web.present import step_event
 from h3learn.web.rfc_reader import annotate
 from h3learn.web.step_answers import StepAnswers
@@ -85,6 +85,8 @@ def library() -> TraceLibrary:
 def entry_or_404(trace_id: str) -> Entry:
     try:
         return library().get(trace_id)
+    except UnreadableTrace as error:
+        raise ApiError(422, str(error)) from None
     except UnknownTrace:
         raise ApiError(404, f"no trace with id {trace_id!r}") from None
 

@@ -38,6 +38,7 @@ from h3learn.scenarios.examples import CREATED, EXAMPLES
 from h3learn.trace.load import load_trace
 from h3learn.trace.replay import Replay
 from h3learn.trace.store import (
+    DEFAULT_MAX_BYTES,
     FORMAT,
     Trace,
     TraceFormatError,
@@ -57,6 +58,10 @@ CACHE_SIZE = 16
 
 class UnknownTrace(LookupError):
     """No trace has this id (or the id is not a valid one)."""
+
+
+class UnreadableTrace(UnknownTrace):
+    """A trace file with this id exists but cannot be shown; the message says why."""
 
 
 @dataclass
@@ -182,10 +187,16 @@ def valid_id(trace_id: str) -> bool:
 class TraceLibrary:
     """Examples and saved traces, looked up by id."""
 
-    def __init__(self, data_dir: Path, *, max_bytes: int) -> None:
+    def __init__(
+        self, data_dir: Path, *, max_bytes: int, read_max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self.traces_dir = (data_dir / "traces").resolve()
         self.traces_dir.mkdir(parents=True, exist_ok=True)
+        #: The largest upload accepted.
         self.max_bytes = max_bytes
+        #: The largest trace file read from the data directory: larger than an upload, since
+        #: a live capture of 10,000 events, or a trace written here, may well be.
+        self.read_max_bytes = max(read_max_bytes, max_bytes)
         self.examples: dict[str, Entry] = {}
         for example in EXAMPLES:
             trace = Trace(
@@ -241,15 +252,15 @@ class TraceLibrary:
                 return cached[1]
         try:
             entry = self._read(trace_id, path)
-        except (TraceFormatError, OSError):
-            raise UnknownTrace(trace_id) from None
+        except (TraceFormatError, OSError) as error:
+            raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {error}") from None
         self._remember(stamp, entry)
         return entry
 
     def _read(self, trace_id: str, path: Path) -> Entry:
         """A saved trace: a native one with its spans deferred, any other kind in full."""
         with _cyclic_gc_paused():
-            text = read_text_limited(path, self.max_bytes)
+            text = read_text_limited(path, self.read_max_bytes)
             try:
                 document = json.loads(text)
             except json.JSONDecodeError:
@@ -258,7 +269,7 @@ class TraceLibrary:
                 trace = parse_trace(document, path.name, defer_spans=True)
                 spans = [item["fields"] for item in document["events"]]
                 return Entry(trace_id, "saved", trace, deferred_spans=spans, source=path.name)
-            source_kind, trace = load_trace(path, max_bytes=self.max_bytes)
+            source_kind, trace = load_trace(path, max_bytes=self.read_max_bytes)
             return Entry(trace_id, "saved", trace, source_kind=source_kind)
 
     def _remember(self, stamp: tuple[int, int], entry: Entry) -> None:
@@ -270,7 +281,8 @@ class TraceLibrary:
                 self._saved.pop(next(iter(self._saved)))
 
     def listing(self) -> list[dict[str, Any]]:
-        """Examples first, then saved traces newest first; unreadable files are left out."""
+        """Examples first, then saved traces newest first; a file that cannot be shown is
+        listed with its ``problem``."""
         out = [entry.listing() for entry in self.examples.values()]
         saved: list[dict[str, Any]] = []
         for path in self.traces_dir.glob("*.json"):
@@ -286,6 +298,8 @@ class TraceLibrary:
                 continue
             try:
                 saved.append(self.get(path.stem).listing())
+            except UnreadableTrace as error:
+                saved.append(_unreadable_listing(path, str(error)))
             except UnknownTrace:
                 continue
         saved.sort(key=lambda item: (item["created"] or "", item["id"]), reverse=True)
@@ -343,6 +357,19 @@ def _cyclic_gc_paused() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def _unreadable_listing(path: Path, problem: str) -> dict[str, Any]:
+    """A saved file that cannot be shown is listed with the reason, not left out."""
+    return {
+        "id": path.stem,
+        "title": path.name,
+        "kind": "saved",
+        "description": "",
+        "created": None,
+        "events": 0,
+        "problem": problem,
+    }
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from h3learn.trace.store import TraceFormatError
 from h3learn.web.handout import MAX_STEPS, handout, step_range
-from h3learn.web.library import Entry, TraceLibrary, UnknownTrace
+from h3learn.web.library import Entry, TraceLibrary, UnknownTrace, UnreadableTrace
 
 bp = Blueprint("pages", __name__)
 
@@ -65,6 +65,8 @@ def trace(trace_id: str) -> BaseResponse:
 def entry_or_404(trace_id: str) -> Entry:
     try:
         return library().get(trace_id)
+    except UnreadableTrace as error:
+        abort(422, str(error))
     except UnknownTrace:
         abort(404, f"no trace with id {trace_id!r}")
 

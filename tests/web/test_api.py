@@ -58,6 +58,34 @@ def test_saved_traces_are_listed_after_the_examples(app: Flask, tmp_path: Path) 
     assert traces[-1]["kind"] == "saved"
 
 
+def test_a_saved_trace_larger_than_an_upload_still_opens(tmp_path: Path) -> None:
+    """Uploads are limited; traces written in the data directory (captures) may be larger."""
+    save_probe_trace(tmp_path)
+    size = (tmp_path / "traces" / "xss-probe.json").stat().st_size
+    app = make_app(tmp_path, UPLOAD_MAX_BYTES=size // 2)
+    client = app.test_client()
+    assert client.get("/api/traces/xss-probe/steps/3").status_code == 200
+    assert client.get("/trace/xss-probe/step/3").status_code == 200
+
+
+def test_a_saved_trace_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    save_probe_trace(tmp_path)
+    size = (tmp_path / "traces" / "xss-probe.json").stat().st_size
+    client = make_app(tmp_path, TRACE_MAX_BYTES=size // 2, UPLOAD_MAX_BYTES=1024).test_client()
+    answer = client.get("/api/traces/xss-probe")
+    assert answer.status_code == 422
+    assert "trace 'xss-probe' cannot be shown" in answer.get_json()["error"]
+    assert "limit" in answer.get_json()["error"]
+    page = client.get("/trace/xss-probe/step/0")
+    assert page.status_code == 422 and b"cannot be shown" in page.data
+    listed = client.get("/api/traces").get_json()["traces"][-1]
+    assert listed["id"] == "xss-probe" and "cannot be shown" in listed["problem"]
+    assert b"cannot be shown" in client.get("/").data
+    (tmp_path / "traces" / "broken.json").write_text('{"format": "h3learn-trace"')
+    error = client.get("/api/traces/broken").get_json()["error"]
+    assert error.startswith("trace 'broken' cannot be shown: broken.json: not JSON")
+
+
 def test_trace_meta_gives_the_count_and_a_page_of_summaries(client: FlaskClient) -> None:
     answer = client.get("/api/traces/dynamic-table?limit=10&offset=5").get_json()
     assert answer["title"] == "The dynamic table fills"
