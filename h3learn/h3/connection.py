@@ -7,6 +7,8 @@ sees. The transport hands it what QUIC delivered and carries out what it asks:
     receive_stream_reset(stream_id, error_code)       the peer sent RESET_STREAM
     receive_stop_sending(stream_id, error_code)       the peer sent STOP_SENDING
     connection_closed(error_code, reason)             the QUIC connection went away
+    flow_control_credit_updated(encoder_stream, connection)
+                                                      what QUIC flow control lets it send
     actions_to_send()                                 -> what QUIC must do (actions.py)
 
 and the application calls `send_request`, `send_headers`, `send_data`, `send_push_promise`,
@@ -116,6 +118,7 @@ from h3learn.h3.stream_types import (
 from h3learn.qpack.decoder import DecodedFieldSection, Decoder
 from h3learn.qpack.encoder import Encoder
 from h3learn.qpack.errors import QpackError
+from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.wire.errors import NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
 
@@ -250,6 +253,9 @@ class H3Connection:
         self._extension_streams: dict[int, int] = {}
         self._actions: list[Action] = []
         self._events: list[H3Event] = []
+        #: RFC 9204 §2.1.3: the flow-control credit the transport last reported, for the
+        #: bytes it had been handed by then (None: the transport has no flow control).
+        self._reported_credit: EncoderStreamCredit | None = None
 
         # Server push (RFC 9114 §4.6): the client's limit, and the IDs seen so far.
         self.max_push_id: int | None = None  # the latest MAX_PUSH_ID sent (client) or received
@@ -516,11 +522,49 @@ class H3Connection:
                     f"field section of {size} bytes exceeds the peer's"
                     f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit} (RFC 9114 §4.2.2)"
                 )
-        encoder_stream, field_section = self.encoder.encode(stream_id, list(headers))
+        self._send_frame(stream_id, HeadersFrame(self._encode(stream_id, headers)))
+
+    def _encode(self, stream_id: int, headers: Sequence[Header]) -> bytes:
+        """QPACK-encode a field section for ``stream_id``; its inserts go on the encoder
+        stream, within the flow-control credit the transport reported (RFC 9204 §2.1.3)."""
+        encoder_stream, field_section = self.encoder.encode(
+            stream_id, list(headers), credit=self._encoder_stream_credit()
+        )
         if encoder_stream:
             assert self.encoder.encoder_stream_id is not None, "initiate() first"
             self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
-        self._send_frame(stream_id, HeadersFrame(field_section))
+        return field_section
+
+    # -- flow control (QUIC's, RFC 9000 §4; what QPACK must respect, RFC 9204 §2.1.3) ------
+
+    def flow_control_credit_updated(self, *, encoder_stream: int, connection: int) -> None:
+        """The transport says how many more bytes QUIC flow control lets it send.
+
+        ``encoder_stream``: on this endpoint's QPACK encoder stream (the peer's
+        MAX_STREAM_DATA for it less what was written on it); ``connection``: on all streams
+        together (the peer's MAX_DATA less what was written on every stream), RFC 9000 §4.1.
+        Both count what the transport had been handed from `actions_to_send` when it asked
+        QUIC; what this connection queued since is taken off here. The encoder then writes
+        no instruction the credit does not cover (RFC 9204 §2.1.3). A transport without
+        flow control (transport/memory.py) never calls this, and nothing is held back.
+        """
+        self._reported_credit = EncoderStreamCredit(encoder_stream, connection)
+
+    def _encoder_stream_credit(self) -> EncoderStreamCredit | None:
+        """The credit now: the last report less the stream data queued since."""
+        reported = self._reported_credit
+        if reported is None:
+            return None
+        queued = [action for action in self._actions if isinstance(action, SendStreamData)]
+        on_encoder_stream = sum(
+            len(action.data)
+            for action in queued
+            if action.stream_id == self.encoder.encoder_stream_id
+        )
+        return EncoderStreamCredit(
+            reported.stream - on_encoder_stream,
+            reported.connection - sum(len(action.data) for action in queued),
+        )
 
     # -- extension points: reserved and unknown types (RFC 9114 §9) -------------------------
 
@@ -611,11 +655,7 @@ class H3Connection:
             )
         push_id = self._next_push_id
         self._next_push_id += 1
-        encoder_stream, field_section = self.encoder.encode(stream_id, list(headers))
-        if encoder_stream:
-            assert self.encoder.encoder_stream_id is not None
-            self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
-        self._send_frame(stream_id, PushPromiseFrame(push_id, field_section))
+        self._send_frame(stream_id, PushPromiseFrame(push_id, self._encode(stream_id, headers)))
         self._promised[push_id] = list(headers)
         return push_id
 

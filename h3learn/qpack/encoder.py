@@ -22,6 +22,10 @@ The rules it must keep (§2.1.1 - §2.1.4):
 - A field section whose Required Insert Count exceeds the Known Received Count could block
   the decoder (§2.1.2). At most SETTINGS_QPACK_BLOCKED_STREAMS streams may carry such a
   section at any time; a stream that already does may add more.
+- An instruction is written only if QUIC flow control lets the encoder stream carry all of
+  it now (§2.1.3, flow_control.py), when the caller says how much it may carry (``credit``).
+  An insert or Duplicate that does not fit is not made (``insert_skipped`` again): the
+  field goes as a literal or refers to what the table already holds.
 - The Required Insert Count is exactly one more than the largest absolute index referenced.
 
 How it decides (the strategy, in the order `encode` tries things for each field line):
@@ -99,6 +103,7 @@ from h3learn.qpack.field_lines import (
     encode_required_insert_count,
     max_entries,
 )
+from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
 from h3learn.qpack.static_table import STATIC_INDEX_BY_FIELD, STATIC_INDEX_BY_NAME
 from h3learn.wire.errors import MalformedInput, NeedMoreData
@@ -238,6 +243,9 @@ class Encoder:
         self._newest_by_name: dict[bytes, int] = {}
         self._recent = _RecentFields()
         self._name_statistics: dict[bytes, _NameStatistics] = {}
+        #: RFC 9204 §2.1.3: what flow control still lets the encoder stream carry during
+        #: the current `encode` (None: no limit was given).
+        self._credit: EncoderStreamCredit | None = None
 
     # -- settings (RFC 9204 §5) ------------------------------------------------------------
 
@@ -269,13 +277,28 @@ class Encoder:
         never_indexed: Container[bytes] = SENSITIVE_NAMES,
         *,
         base: int | None = None,
+        credit: EncoderStreamCredit | None = None,
     ) -> tuple[bytes, bytes]:
         """Encode one field section; returns (encoder stream bytes, encoded field section).
 
         ``never_indexed`` names the fields sent with the N bit (RFC 9204 §7.1.3); short
         cookies always are. ``base`` fixes the Base instead of letting the encoder choose
-        it (RFC 9204 Appendix B shows such a choice).
+        it (RFC 9204 Appendix B shows such a choice). ``credit`` is what QUIC flow control
+        lets the encoder stream carry now (RFC 9204 §2.1.3); None: no limit.
         """
+        self._credit = credit
+        try:
+            return self._encode(stream_id, headers, never_indexed, base)
+        finally:
+            self._credit = None
+
+    def _encode(
+        self,
+        stream_id: int,
+        headers: Sequence[Header],
+        never_indexed: Container[bytes],
+        base: int | None,
+    ) -> tuple[bytes, bytes]:
         encoder_stream = bytearray()
         inserts_before = self.table.insert_count
         may_block = self._may_block(stream_id)
@@ -494,33 +517,71 @@ class Encoder:
         self, instruction: str, name: bytes, value: bytes, referenced: set[int]
     ) -> bool:
         """Can the entry (name, value) be added now? If not, the refusal is recorded."""
-        size = entry_size(name, value)
-        problem = self._room_problem(size, referenced)
+        problem = self._room_problem(entry_size(name, value), referenced)
         if problem is None:
             return True
-        if self.recorder.enabled:
-            self.recorder.record(
-                category="qpack",
-                name="insert_skipped",
-                stream_id=None,
-                data={
-                    "owner": self.table.owner,
-                    "instruction": instruction,
-                    "name": display(name),
-                    "value": display(value),
-                    "size": size,
-                    "reason": problem,
-                    "known_received_count": self.known_received_count,
-                    "dynamic_table_size": self.table.size,
-                    "dynamic_table_capacity": self._target_capacity(),
-                },
-                rfc=("9204#2.1.1", "9204#2.1.1.1"),
-                summary=(
-                    f"{self.table.owner} dynamic table: no {instruction} of {display(name)}:"
-                    f" {display(value) or '(empty value)'} ({size} bytes): {problem}"
-                ),
-            )
+        self._record_skip(instruction, name, value, problem, ("9204#2.1.1", "9204#2.1.1.1"))
         return False
+
+    def _credit_covers(
+        self, instruction: EncoderInstruction, kind: str, name: bytes, value: bytes
+    ) -> bool:
+        """RFC 9204 §2.1.3: may ``instruction`` be written now? If not, the refusal is recorded.
+
+        The first insert also carries Set Dynamic Table Capacity, so both must fit.
+        """
+        credit = self._credit
+        if credit is None:
+            return True
+        size = _serialized_length(instruction)
+        if not self._capacity_sent:
+            size += _serialized_length(SetDynamicTableCapacity(self._target_capacity()))
+        problem = credit.shortfall(size)
+        if problem is None:
+            return True
+        flow_control = {
+            "instruction_size": size,
+            "stream_credit": credit.stream,
+            "connection_credit": credit.connection,
+        }
+        self._record_skip(kind, name, value, problem, ("9204#2.1.3",), flow_control)
+        return False
+
+    def _record_skip(
+        self,
+        instruction: str,
+        name: bytes,
+        value: bytes,
+        problem: str,
+        rfc: tuple[str, ...],
+        extra: dict[str, int] | None = None,
+    ) -> None:
+        """Record ``insert_skipped``: the insert or Duplicate not made, and why."""
+        if not self.recorder.enabled:
+            return
+        size = entry_size(name, value)
+        self.recorder.record(
+            category="qpack",
+            name="insert_skipped",
+            stream_id=None,
+            data={
+                "owner": self.table.owner,
+                "instruction": instruction,
+                "name": display(name),
+                "value": display(value),
+                "size": size,
+                "reason": problem,
+                "known_received_count": self.known_received_count,
+                "dynamic_table_size": self.table.size,
+                "dynamic_table_capacity": self._target_capacity(),
+                **(extra or {}),
+            },
+            rfc=rfc,
+            summary=(
+                f"{self.table.owner} dynamic table: no {instruction} of {display(name)}:"
+                f" {display(value) or '(empty value)'} ({size} bytes): {problem}"
+            ),
+        )
 
     def _insert(
         self, name: bytes, value: bytes, referenced: set[int], encoder_stream: bytearray
@@ -538,6 +599,8 @@ class Encoder:
             instruction = InsertWithNameReference(False, relative_index, value, self._h())
         else:
             instruction = InsertWithLiteralName(name, value, self._h(), self._h())
+        if not self._credit_covers(instruction, "insert", name, value):
+            return None
         return self._send_insert(instruction, name, value, encoder_stream)
 
     def _duplicate(
@@ -553,8 +616,10 @@ class Encoder:
         protected = referenced | {absolute_index} if keep else referenced
         if not self._may_make_room("duplicate", entry.name, entry.value, protected):
             return None
-        relative_index = self.table.insert_count - 1 - absolute_index
-        return self._send_insert(Duplicate(relative_index), entry.name, entry.value, encoder_stream)
+        duplicate = Duplicate(self.table.insert_count - 1 - absolute_index)
+        if not self._credit_covers(duplicate, "duplicate", entry.name, entry.value):
+            return None
+        return self._send_insert(duplicate, entry.name, entry.value, encoder_stream)
 
     def _send_insert(
         self, instruction: EncoderInstruction, name: bytes, value: bytes, encoder_stream: bytearray
@@ -579,6 +644,8 @@ class Encoder:
         writer = SpanWriter(record=self.recorder.enabled)
         instruction.serialize(writer)
         encoder_stream += writer.buffer
+        if self._credit is not None:
+            self._credit = self._credit.spend(len(writer.buffer))
         if self.recorder.enabled:
             record_instruction(
                 self.recorder,
@@ -810,3 +877,10 @@ class Encoder:
             rfc=(rfc, "9204#2.1.4"),
             summary=f"{what}: Known Received Count {self.known_received_count}",
         )
+
+
+def _serialized_length(instruction: EncoderInstruction) -> int:
+    """How many bytes ``instruction`` takes on the encoder stream."""
+    writer = SpanWriter(record=False)
+    instruction.serialize(writer)
+    return len(writer.buffer)

@@ -231,3 +231,61 @@ def test_a_malformed_message_found_by_qpack_decoding_is_only_a_stream_error() ->
     lone = Lone.server()
     lone.feed(0, lone.headers(0, [*REQUEST, (b"Upper", b"x")]), end_stream=True)
     assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, stop=False)
+
+
+# -- RFC 9204 §2.1.3: the encoder stream's flow-control credit --------------------------------
+
+OTHER: Header = (b"x-other", b"ghijkl456")
+
+
+def three_requests(credit: tuple[int, int] | None) -> MemoryPair:
+    """A request with SESSION and OTHER (each seen once: not inserted yet); then, queued
+    without being delivered, one with SESSION (inserted now, with :authority) and one with
+    OTHER. ``credit`` (stream, connection) is reported to the client before the second."""
+    memory = pair(DYNAMIC, DYNAMIC)
+    memory.client.send_request([*REQUEST, SESSION, OTHER], end_stream=True)
+    memory.pump()
+    if credit is not None:
+        stream, connection = credit
+        memory.client.flow_control_credit_updated(encoder_stream=stream, connection=connection)
+    memory.client.send_request([*REQUEST, SESSION], end_stream=True)
+    memory.client.send_request([*REQUEST, OTHER], end_stream=True)
+    return memory
+
+
+def encoder_stream_writes(memory: MemoryPair) -> list[bytes]:
+    return [e.raw for e in qpack_events(memory, "client", "instruction_created")]
+
+
+def test_bytes_queued_since_the_transports_report_use_up_the_encoder_streams_credit() -> None:
+    """RFC 9204 §2.1.3: the credit counts what the connection queued after the report."""
+    unconstrained = encoder_stream_writes(three_requests(None))
+    *second, insert_other = unconstrained  # capacity, :authority, x-session; then x-other
+    enough_for_second = sum(map(len, second))
+    memory = three_requests((enough_for_second, 10_000))
+    assert encoder_stream_writes(memory) == second
+    (skipped,) = qpack_events(memory, "client", "insert_skipped")
+    assert skipped.rfc == ("9204#2.1.3",)
+    assert (skipped.data["name"], skipped.data["instruction_size"]) == (
+        "x-other",
+        len(insert_other),
+    )
+    assert skipped.data["stream_credit"] == 0
+    # The connection's credit lost every byte queued since the report: the second request's
+    # instructions and its HEADERS frame (the third's is encoded after the skip).
+    second_headers = [e for e in memory.log.events if e.name == "frame_created"][-2]
+    assert second_headers.stream_id == 4
+    assert skipped.data["connection_credit"] == 10_000 - enough_for_second - len(second_headers.raw)
+    memory.pump()
+    assert [e.headers for e in memory.received["server"] if isinstance(e, HeadersReceived)] == [
+        [*REQUEST, SESSION, OTHER],
+        [*REQUEST, SESSION],
+        [*REQUEST, OTHER],
+    ]
+
+
+def test_a_connection_without_a_credit_report_writes_every_instruction_it_chooses() -> None:
+    """RFC 9204 §2.1.3 needs a transport with flow control; the memory transport has none."""
+    memory = three_requests(None)
+    assert len(encoder_stream_writes(memory)) == 4
+    assert not qpack_events(memory, "client", "insert_skipped")

@@ -38,6 +38,7 @@ from h3learn.qpack.field_lines import (
     decode_required_insert_count,
     parse_field_line,
 )
+from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.qpack.interop import decode_records, encode_qif, encode_records, read_qif
 from h3learn.wire.spans import SpanReader
 
@@ -368,6 +369,144 @@ def test_a_wanted_entry_in_the_draining_region_is_duplicated() -> None:
         encoder.feed_decoder(decoder.data_to_send())
     assert any(isinstance(i, Duplicate) for i in sent)
     assert sum(1 for e in encoder.table if (e.name, e.value) == kept) >= 1
+
+
+# --- flow control (RFC 9204 §2.1.3) -------------------------------------------------------------
+
+REPEATED = [(b"x-a", b"1"), (b"x-a", b"1"), (b"x-b", b"2"), (b"x-b", b"2")]
+
+
+def instruction_lengths(encoder_stream: bytes) -> list[int]:
+    reader = SpanReader(encoder_stream, record=False)
+    lengths = []
+    while not reader.at_end():
+        start = reader.position
+        parse_encoder_instruction(reader)
+        lengths.append(reader.position - start)
+    return lengths
+
+
+def skipped_for_flow_control(log: EventLog) -> list[dict[str, Any]]:
+    return [e.data for e in log.events if e.name == "insert_skipped" and e.rfc == ("9204#2.1.3",)]
+
+
+def test_an_insert_the_flow_control_credit_does_not_cover_is_not_written() -> None:
+    """RFC 9204 §2.1.3: no instruction is written without credit for all of it."""
+    unconstrained = Encoder()
+    unconstrained.apply_settings(4096, 100)
+    wanted, _ = unconstrained.encode(0, REPEATED[:2])
+    assert [type(i).__name__ for i in instructions(wanted)] == [
+        "SetDynamicTableCapacity",
+        "InsertWithLiteralName",
+    ]
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
+    encoder.apply_settings(4096, 100)
+    credit = EncoderStreamCredit(stream=len(wanted) - 1, connection=10_000)
+    encoder_stream, section = encoder.encode(0, REPEATED[:2], credit=credit)
+    assert encoder_stream == b"" and encoder.table.insert_count == 0
+    decoded = Decoder(4096, 100).decode(0, section)  # literals: decodable with no inserts
+    assert decoded is not None and decoded.headers == REPEATED[:2]
+    (skipped,) = skipped_for_flow_control(log)
+    assert skipped["instruction_size"] == len(wanted)  # Set Dynamic Table Capacity included
+    assert (skipped["stream_credit"], skipped["connection_credit"]) == (len(wanted) - 1, 10_000)
+    assert skipped["reason"] == (
+        f"its instruction takes {len(wanted)} bytes and QUIC flow control lets the encoder"
+        f" stream carry only {len(wanted) - 1} more now (stream credit {len(wanted) - 1},"
+        " connection credit 10000)"
+    )
+
+
+def test_the_credit_is_spent_instruction_by_instruction() -> None:
+    """RFC 9204 §2.1.3: each instruction written uses up credit for the next ones."""
+    unconstrained = Encoder()
+    unconstrained.apply_settings(4096, 100)
+    wanted, _ = unconstrained.encode(0, REPEATED)
+    capacity, first, second = instruction_lengths(wanted)
+    assert capacity == 3  # Set Dynamic Table Capacity 4096
+    credit = EncoderStreamCredit(stream=3 + first + second - 1, connection=10_000)
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
+    encoder.apply_settings(4096, 100)
+    encoder_stream, section = encoder.encode(0, REPEATED, credit=credit)
+    assert len(encoder_stream) == 3 + first <= credit.available
+    (skipped,) = skipped_for_flow_control(log)
+    assert (skipped["name"], skipped["stream_credit"]) == ("x-b", second - 1)
+    decoder = Decoder(4096, 100)
+    decoder.feed_encoder(encoder_stream)
+    decoded = decoder.decode(0, section)
+    assert decoded is not None and decoded.headers == REPEATED
+
+
+def test_the_smaller_of_the_stream_and_connection_credit_is_what_may_be_written() -> None:
+    """RFC 9204 §2.1.3: the instruction needs stream *and* connection credit."""
+    log = EventLog()
+    encoder = Encoder(log.for_endpoint("client"))
+    encoder.apply_settings(4096, 100)
+    credit = EncoderStreamCredit(stream=10_000, connection=2)
+    encoder_stream, _ = encoder.encode(0, REPEATED, credit=credit)
+    assert encoder_stream == b""
+    assert [d["connection_credit"] for d in skipped_for_flow_control(log)] == [2, 2]
+    assert EncoderStreamCredit(stream=-5, connection=7).available == 0
+
+
+def test_a_duplicate_the_credit_does_not_cover_is_not_written() -> None:
+    """RFC 9204 §2.1.3: a Duplicate is an instruction like any other."""
+    kept = (b"x-kept", b"k" * 10)
+
+    def run(limited_from: int, log: EventLog) -> dict[int, list[EncoderInstruction]]:
+        """Sections 1-11, with no credit at all from section ``limited_from`` on."""
+        encoder = Encoder(log.for_endpoint("client"))
+        encoder.apply_settings(200, 100)
+        decoder = Decoder(200, 100)
+        sent: dict[int, list[EncoderInstruction]] = {}
+        for stream_id in range(1, 12):
+            other = (b"x-other", str(stream_id).encode() * 10)
+            headers = [kept, other, other]
+            credit = EncoderStreamCredit(0, 0) if stream_id >= limited_from else None
+            encoder_stream, section = encoder.encode(stream_id, headers, credit=credit)
+            sent[stream_id] = instructions(encoder_stream)
+            decoder.feed_encoder(encoder_stream)
+            decoded = decoder.decode(stream_id, section)
+            assert decoded is not None and decoded.headers == headers
+            encoder.feed_decoder(decoder.data_to_send())
+        return sent
+
+    unconstrained = run(limited_from=12, log=EventLog())
+    duplicating = next(
+        n for n, sent in unconstrained.items() if any(isinstance(i, Duplicate) for i in sent)
+    )
+    log = EventLog()
+    limited = run(limited_from=duplicating, log=log)
+    assert not any(isinstance(i, Duplicate) for sent in limited.values() for i in sent)
+    assert "duplicate" in {d["instruction"] for d in skipped_for_flow_control(log)}
+
+
+def test_without_credit_information_the_encoder_is_unconstrained() -> None:
+    """RFC 9204 §2.1.3 needs the credit: a transport without flow control gives none."""
+    sections = read_qif(VECTOR_INPUTS / "netbsd.qif")
+    outputs = []
+    for credit in (None, EncoderStreamCredit(10**9, 10**9)):
+        encoder = Encoder()
+        encoder.apply_settings(4096, 100)
+        outputs.append([encoder.encode(n, h, credit=credit) for n, h in enumerate(sections)])
+    assert outputs[0] == outputs[1]
+    assert any(encoder_stream for encoder_stream, _ in outputs[0])
+
+
+def test_with_no_credit_at_all_every_section_decodes_without_the_encoder_stream() -> None:
+    """RFC 9204 §2.1.3: literals instead of inserts keep every section decodable."""
+    sections = read_qif(VECTOR_INPUTS / "netbsd.qif")
+    encoder = Encoder()
+    encoder.apply_settings(4096, 100)
+    decoder = Decoder(4096, 100)
+    for stream_id, headers in enumerate(sections):
+        encoder_stream, section = encoder.encode(
+            stream_id, headers, credit=EncoderStreamCredit(0, 0)
+        )
+        assert encoder_stream == b""
+        decoded = decoder.decode(stream_id, section)
+        assert decoded is not None and decoded.headers == headers
 
 
 # --- never-indexed fields (RFC 9204 §7.1.3) ----------------------------------------------------
