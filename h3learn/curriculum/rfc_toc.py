@@ -181,6 +181,8 @@ TITLES: dict[str, str] = {
     "9000#2.1": "Stream Types and Identifiers",
     "9000#2.2": "Sending and Receiving Data",
     "9000#3.5": "Solicited State Transitions",
+    "9000#4.1": "Data Flow Control",
+    "9000#4.2": "Increasing Flow Control Limits",
     "9000#10.1": "Idle Timeout",
     "9000#10.2": "Immediate Close",
     "9000#12.2": "Coalescing Packets",

@@ -72,6 +72,7 @@ TRANSPORT_EVENTS = frozenset(
         "handshake_completed",
         "datagram_sent",
         "connection_started",
+        "send_limit_raised",
         "packet_sent",
         "packet_received",
         "packet_dropped",

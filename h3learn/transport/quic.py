@@ -30,10 +30,18 @@ transport parameters, the streams exceed the stream limits aioquic assumes until
 wait for the end of the handshake, so SETTINGS leave one round trip late and a peer such as
 nghttp3 encodes its first requests without the dynamic table.
 
+QUIC flow control (RFC 9000 §4) is aioquic's, but QPACK must respect it: its encoder writes
+no instruction that the encoder stream's credit does not cover (RFC 9204 §2.1.3). So the
+adapter tells the connection the credit (`flow_control_credit_updated`, read from aioquic
+by quic_flow_control.py) after every batch of actions it hands to aioquic and before every
+event it passes on, so the connection knows it before it encodes a field section.
+
 When the recorder is enabled the adapter records what moved, so a trace shows the QUIC
 layer under the HTTP/3 frames: ``transport`` events ``stream_data_sent`` /
 ``stream_data_received`` (``stream_id``, ``length``, ``end_stream``) and
-``handshake_completed`` (``alpn``, ``cipher_suite``, ``tls_version``, ``quic_version``).
+``handshake_completed`` (``alpn``, ``cipher_suite``, ``tls_version``, ``quic_version``),
+and ``send_limit_raised`` when, after the handshake, the peer raises the encoder stream's
+limit or the connection's.
 """
 
 from __future__ import annotations
@@ -56,6 +64,7 @@ from h3learn.events import NullRecorder, Recorder
 from h3learn.h3.actions import CloseConnection, ResetStream, SendStreamData, StopSending
 from h3learn.h3.connection import H3Connection
 from h3learn.h3.http_events import H3Event
+from h3learn.transport.quic_flow_control import SendLimits, record_raised_limits, send_limits
 
 #: RFC 9114 §3.1: the ALPN token that selects HTTP/3 in the TLS handshake.
 H3_ALPN = "h3"
@@ -73,8 +82,29 @@ class H3OverQuic:
         self.h3 = h3
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
         self.handshake_done = False
+        #: The encoder stream's and the connection's limits when last reported (from the
+        #: handshake on: raises before it are the first limits, not news).
+        self._limits: SendLimits | None = None
         h3.initiate()
         self.transmit_actions()
+
+    def report_flow_control_credit(self) -> None:
+        """Tell the HTTP/3 connection what QUIC flow control lets it send now (RFC 9204 §2.1.3).
+
+        Called after every batch of actions and before every event; a caller about to send
+        a request outside those (transport/udp.py's client) calls it first.
+        """
+        stream_id = self.h3.encoder.encoder_stream_id
+        if stream_id is None:
+            return
+        limits = send_limits(self.quic, stream_id)
+        if self.handshake_done:
+            if self._limits is not None:
+                record_raised_limits(self.recorder, self.endpoint, stream_id, self._limits, limits)
+            self._limits = limits
+        self.h3.flow_control_credit_updated(
+            encoder_stream=limits.stream_credit, connection=limits.connection_credit
+        )
 
     @property
     def endpoint(self) -> str:
@@ -88,6 +118,7 @@ class H3OverQuic:
         Call `transmit_actions` afterwards: the HTTP/3 connection may have answered (a
         QPACK Section Acknowledgment, a stream error).
         """
+        self.report_flow_control_credit()
         if isinstance(event, StreamDataReceived):
             record_stream_data(
                 self.recorder,
@@ -154,6 +185,7 @@ class H3OverQuic:
                     self.quic.stop_stream(action.stream_id, action.error_code)
             elif isinstance(action, CloseConnection):
                 self.quic.close(error_code=action.error_code, reason_phrase=action.reason)
+        self.report_flow_control_credit()
 
 
 def is_idle_timeout(event: ConnectionTerminated) -> bool:

@@ -20,6 +20,11 @@ memory with an Ed25519 key (see `_in_memory_certificate` for why), or the P-256 
 ``certificate_directory``. The client checks it against that very certificate, for the
 server name "localhost" (RFC 9114 §3.1.1).
 
+Each endpoint's QUIC grants its peer 1 MiB of flow-control credit per stream and for the
+connection at the start (aioquic's defaults), and more as data is read. `ReceiveLimits`
+makes that first grant smaller, so that a scenario can show a sender running out of
+credit (RFC 9000 §4.1; RFC 9204 §2.1.3 for the QPACK encoder stream).
+
 When a log is given, the pair records ``transport`` ``datagram_sent`` events (``length``
 and the first packet's header form, RFC 8999 §5.1), the adapters record stream data and
 the handshake, and for an aioquic side the pair records the stream data it receives.
@@ -82,6 +87,27 @@ class VirtualClock:
 
     def __call__(self) -> float:
         return round(self.seconds * 1000.0, 3)
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiveLimits:
+    """The flow-control credit one endpoint's QUIC grants its peer at the start.
+
+    Announced as transport parameters (RFC 9000 §18.2): ``max_data`` as initial_max_data,
+    for the whole connection; ``max_stream_data`` as initial_max_stream_data_bidi_local,
+    _bidi_remote and _uni, for every stream (aioquic takes one value for the three).
+    None keeps aioquic's default, 1 MiB. The endpoint raises both as it reads (aioquic
+    doubles a limit once the peer has used half of it).
+    """
+
+    max_data: int | None = None
+    max_stream_data: int | None = None
+
+    def apply(self, configuration: QuicConfiguration) -> None:
+        if self.max_data is not None:
+            configuration.max_data = self.max_data
+        if self.max_stream_data is not None:
+            configuration.max_stream_data = self.max_stream_data
 
 
 @dataclass
@@ -163,6 +189,7 @@ class QuicMemoryPair:
         one_way_delay: float = 0.005,
         resume: Resumption | None = None,
         server_tickets: ServerTickets | None = None,
+        limits: dict[str, ReceiveLimits] | None = None,
     ) -> QuicMemoryPair:
         """Two QUIC endpoints, the client's first flight already queued; then call `pump`.
 
@@ -177,9 +204,17 @@ class QuicMemoryPair:
         kept from an earlier pair (`resumption`): its ticket is shown in the handshake and
         what the client sends before the handshake ends goes out as 0-RTT. Give
         ``resume.settings`` to the client's H3Connection as ``remembered_settings``.
+
+        ``limits`` ("client", "server" -> `ReceiveLimits`): the flow-control credit that
+        side grants its peer at the start, when not aioquic's default.
         """
         clock = clock if clock is not None else VirtualClock()
         client_configuration, server_configuration = _configurations(certificate_directory)
+        for name, configuration in (
+            ("client", client_configuration),
+            ("server", server_configuration),
+        ):
+            (limits or {}).get(name, ReceiveLimits()).apply(configuration)
         if resume is not None:
             client_configuration.session_ticket = resume.ticket
         tickets: list[SessionTicket] = []

@@ -602,6 +602,8 @@ class H3ClientProtocol(QuicConnectionProtocol):
         if data is not None:
             headers.append((b"content-length", str(len(data)).encode()))
         future: asyncio.Future[Response] = self._loop.create_future()
+        # Credit the peer granted since the last event (RFC 9204 §2.1.3) counts too.
+        self.bridge.report_flow_control_credit()
         try:
             stream_id = self.h3.send_request(headers, end_stream=data is None)
             if data is not None:

@@ -20,6 +20,7 @@ from h3learn.trace.qlog import to_qlog
 from h3learn.trace.qlog_draft_import import RECORD_SEPARATOR, from_qlog_draft
 from h3learn.trace.replay import Replay
 from h3learn.trace.store import Trace, TraceFormatError, read_trace, write_trace
+from h3learn.transport.quic_flow_control import SendLimits, record_raised_limits
 
 
 def example(example_id: str) -> Trace:
@@ -82,6 +83,23 @@ def test_a_skipped_insert_comes_back_as_a_qpack_event() -> None:
     [skipped] = [e for e in imported.events if e.name == "insert_skipped"]
     assert skipped.category == "qpack"
     assert skipped.data == log.events[-1].data
+
+
+def test_a_raised_send_limit_comes_back_as_a_transport_event() -> None:
+    """h3learn:send_limit_raised (RFC 9000 §4.2) is recorded by the QUIC transports."""
+    log = EventLog()
+    record_raised_limits(
+        log.for_endpoint("client"),
+        "client",
+        6,
+        SendLimits(64, 53, 1000, 200),
+        SendLimits(128, 53, 1000, 200),
+    )
+    original = Trace(title="raised", meta={}, events=log.events, created=None)
+    imported = from_qlog_draft(draft_text(original), "export.qlog")
+    [raised] = imported.events
+    assert (raised.category, raised.name, raised.stream_id) == ("transport", "send_limit_raised", 6)
+    assert raised.data == log.events[0].data
 
 
 def test_settings_get_their_identifiers_back() -> None:
