@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3learn.curriculum.scenario import (
+    NEEDS_QUIC,
     REQUEST_FIELD_KEYS,
     RESPONSE_FIELD_KEYS,
+    SIDES,
     Action,
     Scenario,
     SideSettings,
@@ -35,7 +37,7 @@ from h3learn.h3.errors import ErrorCode
 from h3learn.h3.stream_types import StreamHeader, StreamType
 from h3learn.qpack.errors import QpackErrorCode
 from h3learn.transport.memory import MemoryPair
-from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair, ReceiveLimits, VirtualClock
 
 Header = tuple[bytes, bytes]
 
@@ -107,7 +109,11 @@ class _Network:
                 is_client=False, settings=server.settings(), recorder=log.for_endpoint("server")
             )
             self.quic = QuicMemoryPair.create(
-                client=self.client, server=self.server, log=log, clock=clock
+                client=self.client,
+                server=self.server,
+                log=log,
+                clock=clock,
+                limits={"client": _receive_limits(client), "server": _receive_limits(server)},
             )
         for connection, side in ((self.client, client), (self.server, server)):
             connection.encoder.huffman = side.get("huffman")
@@ -139,6 +145,13 @@ class _Network:
         if self.memory is None:
             raise ActionFailed('hold and release need the memory transport (transport = "memory")')
         return self.memory
+
+
+def _receive_limits(side: SideSettings) -> ReceiveLimits:
+    """The QUIC flow-control credit this side grants at the start (RFC 9000 §4.1)."""
+    return ReceiveLimits(
+        max_data=side.get("quic_max_data"), max_stream_data=side.get("quic_max_stream_data")
+    )
 
 
 @dataclass
@@ -199,6 +212,13 @@ def run_scenario(
             for side in ("client", "server")
         )
         transport = changed.get("transport", scenario.transport)
+        if transport == "memory":
+            # The memory transport has no flow control: QUIC settings inherited from the
+            # scenario or a what-if do nothing there, but asking for one here is a mistake.
+            for side in SIDES:
+                quic_only = SideSettings(changed.get(side, {})).quic_keys()
+                if quic_only:
+                    raise ActionFailed(f"{side}.{quic_only[0]} {NEEDS_QUIC}", side)
         return _Network(transport, client, server, log, clock)
 
     run = _Run(connect(None), Recording(events=log.events))

@@ -46,8 +46,8 @@ TRANSPORTS = ("memory", "quic")
 Overrides = dict[str, dict[str, Any]]
 
 #: The settings keys of ``[scenario.client]`` / ``[scenario.server]``: name -> (type, default,
-#: what it is). The first five are SETTINGS the side announces (RFC 9114 §7.2.4.1, RFC 9204
-#: §5); the others steer its QPACK encoder.
+#: what it is). The first six are SETTINGS the side announces (RFC 9114 §7.2.4.1, RFC 9204
+#: §5); then three steer its QPACK encoder, and the ``quic_`` ones its QUIC (QUIC_KEYS).
 SETTING_KEYS: dict[str, tuple[type, Any, str]] = {
     "qpack_max_table_capacity": (
         int,
@@ -91,7 +91,23 @@ SETTING_KEYS: dict[str, tuple[type, Any, str]] = {
         "the dynamic table capacity this side's encoder chooses, at most the peer's maximum"
         " (RFC 9204 §3.2.3); absent: the peer's maximum",
     ),
+    "quic_max_stream_data": (
+        int,
+        None,
+        "QUIC transport only: the flow-control credit this side grants the peer on each"
+        " stream at the start, in bytes (the initial_max_stream_data transport parameters,"
+        " RFC 9000 §4.1, §18.2), raised as it reads; absent: 1 MiB",
+    ),
+    "quic_max_data": (
+        int,
+        None,
+        "QUIC transport only: the credit this side grants the peer for the whole connection"
+        " at the start (initial_max_data, RFC 9000 §4.1), raised as it reads; absent: 1 MiB",
+    ),
 }
+#: The settings that only the QUIC transport has (the memory transport has no flow control).
+QUIC_KEYS = ("quic_max_stream_data", "quic_max_data")
+NEEDS_QUIC = 'needs the QUIC transport (transport = "quic"): memory has no flow control'
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +132,10 @@ class SideSettings:
 
     def with_overrides(self, overrides: dict[str, Any]) -> SideSettings:
         return SideSettings(self.values | overrides)
+
+    def quic_keys(self) -> list[str]:
+        """The QUIC-only settings given (an error on the memory transport)."""
+        return [key for key in QUIC_KEYS if self.values.get(key) is not None]
 
 
 def describe_overrides(overrides: Overrides) -> str:
@@ -197,6 +217,11 @@ def read_scenario(table: Table | None) -> Scenario:
         client=read_side(table.table("client")),
         server=read_side(table.table("server")),
     )
+    for name in SIDES:
+        quic_only = scenario.side(name).quic_keys()
+        side_table = table.table(name)
+        if quic_only and scenario.transport != "quic" and side_table is not None:
+            raise side_table.error(quic_only[0], NEEDS_QUIC)
     table.finish()
     return scenario
 

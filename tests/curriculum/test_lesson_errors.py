@@ -322,6 +322,48 @@ def test_a_new_connection_with_an_unknown_setting_names_its_key(tmp_path: Path) 
     assert "unknown setting" in str(error)
 
 
+def test_a_quic_setting_in_a_memory_scenario_names_its_key(tmp_path: Path) -> None:
+    """The memory transport has no flow control: quic_max_stream_data would do nothing."""
+    text = GOOD.replace(
+        "[[action]]", "[scenario.server]\nquic_max_stream_data = 64\n\n[[action]]", 1
+    )
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "quic_max_stream_data")
+    assert "needs the QUIC transport" in str(error)
+
+
+def test_a_new_connection_over_memory_with_a_quic_setting_names_the_action(
+    tmp_path: Path,
+) -> None:
+    text = PARTS.replace(
+        'transport = "quic"', 'transport = "memory"\nserver = { quic_max_data = 1000 }'
+    )
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "server = { quic_max_data")
+    assert "server.quic_max_data needs the QUIC transport" in str(error)
+
+
+def test_a_quic_setting_makes_the_server_grant_that_little_credit(tmp_path: Path) -> None:
+    """RFC 9000 §4.1: the first limit is the setting; the client sees it raised later."""
+    text = PARTS.replace(
+        "client = { huffman = false, extra_settings = [[2, 1]] }",
+        'server = { quic_max_data = 200 }\n\n[[action]]\ndo = "request"\nlabel = "big"'
+        '\nheaders = [["x-long", "' + "v" * 150 + '"]]',
+    )
+    lesson = load_lesson(write(tmp_path, text))
+
+    def first_connection_limit(overrides: dict[str, dict[str, int]]) -> int:
+        recorded = record_lesson(lesson, overrides, strict=False)
+        raised = [e for e in recorded.events if e.name == "send_limit_raised"]
+        assert raised and raised[0].endpoint == "client" and raised[0].data["frame"] == "MAX_DATA"
+        previous: int = raised[0].data["previous"]
+        return previous
+
+    assert first_connection_limit({}) == 200
+    # A what-if sets it on every connection; the first part, in memory, has no QUIC to set.
+    assert first_connection_limit({"server": {"quic_max_data": 180}}) == 180
+
+
 def test_a_label_selects_only_the_connection_it_was_given_on(tmp_path: Path) -> None:
     """Stream IDs start again on a new connection; a label names its own connection's."""
     text = GOOD + (
