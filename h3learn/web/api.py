@@ -136,7 +136,9 @@ def streams_arg() -> set[int | None] | None:
 
 
 def page_of(entry: Entry) -> dict[str, Any]:
-    """The summaries ``offset`` .. ``offset + limit`` of those matching the filters."""
+    """The summaries ``offset`` .. ``offset + limit`` of those matching the filters, among
+    the steps before ``until`` (all of them without it: a lesson's page leaves out the steps
+    past a question the learner has not answered, docs/lessons.md)."""
     offset = int_arg("offset", 0, 0, 10**9)
     limit = int_arg("limit", DEFAULT_PAGE, 1, MAX_PAGE)
     categories = choice_arg("category", CATEGORIES)
@@ -145,6 +147,8 @@ def page_of(entry: Entry) -> dict[str, Any]:
     streams = streams_arg()
     query = request.args.get("q", "").strip().lower()
     summaries = entry.summaries()
+    if "until" in request.args:
+        summaries = summaries[: int_arg("until", 0, 0, 10**9)]
     chosen = (categories, directions, endpoints, streams)
     if any(choice is not None for choice in chosen) or query:
         texts = entry.search_texts()

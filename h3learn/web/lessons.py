@@ -51,7 +51,7 @@ from h3learn.curriculum.lesson import Lesson, RecordedLesson, check_overrides
 from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 from h3learn.trace.store import write_trace
-from h3learn.web.api import ApiError
+from h3learn.web.api import ApiError, int_arg
 from h3learn.web.library import Entry, TraceLibrary
 from h3learn.web.markdown import markup, render, render_inline
 from h3learn.web.present import rfc_link
@@ -138,10 +138,11 @@ def checkpoints_public(recorded: RecordedLesson) -> list[dict[str, Any]]:
     return out
 
 
-def notes_by_step(recorded: RecordedLesson) -> dict[str, list[dict[str, Any]]]:
+def notes_by_step(recorded: RecordedLesson, until: int) -> dict[str, list[dict[str, Any]]]:
+    """The notes of the steps before ``until``, by step."""
     notes: dict[str, list[dict[str, Any]]] = {}
     for note, step in zip(recorded.lesson.notes, recorded.note_steps, strict=True):
-        if step is None:
+        if step is None or step >= until:
             continue
         notes.setdefault(str(step), []).append(
             {
@@ -153,14 +154,19 @@ def notes_by_step(recorded: RecordedLesson) -> dict[str, list[dict[str, Any]]]:
     return notes
 
 
-def lesson_json(lesson: Lesson, recorded: RecordedLesson) -> dict[str, Any]:
+def lesson_json(lesson: Lesson, recorded: RecordedLesson, until: int) -> dict[str, Any]:
+    """A lesson for its page; the notes (and the conclusion, at the last step) only of the
+    steps before ``until``: a page holds nothing past a question not yet answered."""
+    count = len(recorded.events)
+    concluded = bool(lesson.conclusion) and until >= count
     return listing(lesson) | {
         "goals_html": [render_inline(goal) for goal in lesson.goals],
         "prerequisites": [listing(curriculum().lessons[p]) for p in lesson.prerequisites],
         "introduction_html": render(lesson.introduction),
-        "conclusion_html": render(lesson.conclusion) if lesson.conclusion else "",
-        "count": len(recorded.events),
-        "notes": notes_by_step(recorded),
+        "conclusion_html": render(lesson.conclusion) if concluded else "",
+        "count": count,
+        "until": min(until, count),
+        "notes": notes_by_step(recorded, until),
         "checkpoint_list": checkpoints_public(recorded),
         "what_if": {
             "choices": {key: list(values) for key, values in WHAT_IF_CHOICES.items()},
@@ -321,8 +327,11 @@ def api_lessons() -> Response:
 
 @bp.get("/api/lessons/<lesson_id>")
 def api_lesson_detail(lesson_id: str) -> Response:
+    """The lesson; ``?until=N``: the notes of steps 0 to N - 1 only (lesson.js asks so)."""
     lesson = api_lesson(lesson_id)
-    return jsonify(lesson_json(lesson, api_recorded(lesson)))
+    recorded = api_recorded(lesson)
+    until = int_arg("until", len(recorded.events), 0, 10**9)
+    return jsonify(lesson_json(lesson, recorded, until))
 
 
 @bp.get("/api/lessons/<lesson_id>/comparison")

@@ -411,6 +411,8 @@ def test_a_lesson_stops_at_a_checkpoint_until_it_is_answered(page: object, base_
     page.click("#checkpoint-continue")  # type: ignore[attr-defined]
     wait_for_step(page, stop)
     assert page.url.endswith(f"/lesson/02-a-first-get/step/{stop}")  # type: ignore[attr-defined]
+    # The notes of the steps the answer revealed are fetched once it is given.
+    page.wait_for_selector("#lesson-notes[aria-busy='false']")  # type: ignore[attr-defined]
     notes = page.text_content("#lesson-notes")  # type: ignore[attr-defined]
     assert "QPACK with the static table only" in notes
     progress = page.evaluate("localStorage.getItem('h3learn.lesson.02-a-first-get')")  # type: ignore[attr-defined]

@@ -4,12 +4,13 @@ server in a thread.
 
 The teacher presents lesson 2 from its step page; the students land on the lesson's own
 page, with its notes, and follow; at a predict checkpoint the teacher asks the class,
-each student types an answer, the teacher sees the spread and reveals it (the answer and
-its explanation come from the server), and everyone moves past the checkpoint with the
-result in their progress; a what-if rerun moves the class to the new trace at the same
-step, with a note saying what changed, and back. A running live capture presented to the
-class grows on the students' pages as on the teacher's. Screenshots of the teacher's and
-a student's view during the question go to /tmp.
+each student types an answer (meanwhile the step behind the question is hidden on every
+screen, even for a student who answered it alone before), the teacher sees the spread and
+reveals it (the answer and its explanation come from the server), and everyone moves past
+the checkpoint with the result in their progress; a what-if rerun moves the class to the
+new trace at the same step, with a note saying what changed, and back. A running live
+capture presented to the class grows on the students' pages as on the teacher's.
+Screenshots of the teacher's and a student's view during the question go to /tmp.
 """
 
 from __future__ import annotations
@@ -95,9 +96,8 @@ def test_a_class_follows_a_lesson_answers_a_checkpoint_and_reruns_it(
     teacher.keyboard.press("ArrowRight")
     shows_step(teacher, 20)
     shows_step(first, 20)
-    first.wait_for_function(
-        "() => !document.getElementById('lesson-notes').textContent.startsWith('No note')"
-    )
+    for page in (first, teacher):
+        page.wait_for_selector("#lesson-notes[aria-busy='false']")
     assert notes(first) == notes(teacher) and "Required Insert Count" not in notes(first)
 
     # The next step lies past a checkpoint: the teacher's page stops and offers to ask.
@@ -107,7 +107,19 @@ def test_a_class_follows_a_lesson_answers_a_checkpoint_and_reruns_it(
     late = join(laptops, base_url, code)  # a late joiner lands on the same page and step
     shows_step(late, 20)
     assert late.url.endswith(f"/lesson/{LESSON}/step/20?room={code}")
+    # The late joiner did this lesson alone before and answered this question then.
+    late.evaluate(
+        "([key, progress]) => localStorage.setItem(key, progress)",
+        [f"h3learn.lesson.{LESSON}", json.dumps({"answered": {"prefix": "right"}, "last": 21})],
+    )
+    late.reload()
+    shows_step(late, 20)
+    late.wait_for_selector(".row[data-seq='21']:not(.held)")
     teacher.click("#checkpoint-ask-class")
+    # While the class is asked, the step the question is about stays hidden on every screen
+    # (the projector's too), even for the one who answered it alone.
+    for page in (teacher, first, late):
+        page.wait_for_selector(".row.held[data-seq='21']")
 
     # Each student types an answer on their own screen; the teacher sees the spread.
     for student, typed in ((first, " 0x0 "), (late, "1")):
@@ -134,6 +146,7 @@ def test_a_class_follows_a_lesson_answers_a_checkpoint_and_reruns_it(
     for page in (teacher, first, late):
         page.wait_for_selector("#question-result .question-answer")
         shows_step(page, 21)
+        assert page.locator(".row.held[data-seq='21']").count() == 0
     assert first.text_content("#question-result .question-answer") == "The answer: 0"
     assert "No dynamic table means no inserts" in first.text_content(".question-explain")
     assert first.text_content(".question-mine") == "Your answer, 0, is right."

@@ -223,3 +223,44 @@ def test_a_lesson_without_variants_has_no_table_and_a_bad_variant_is_404(
     assert client.get("/lesson/16-what-if-lab/variants/7").status_code == 404
     assert client.get("/lesson/02-a-first-get/variants/0").status_code == 404
     assert client.get("/api/lessons/99-nothing/comparison").status_code == 404
+
+
+# -- what a lesson's page holds back before a question is answered (docs/lessons.md) ------
+
+LESSON_9 = "09-informational-responses"
+
+
+def first_stop(client: FlaskClient, lesson_id: str) -> int:
+    stops = client.get(f"/api/lessons/{lesson_id}").get_json()["checkpoint_list"]
+    return min(int(stop["step"]) for stop in stops)
+
+
+def test_events_until_a_step_list_search_and_locate_only_the_steps_before_it(
+    client: FlaskClient,
+) -> None:
+    stop = first_stop(client, LESSON_9)
+    url = f"/api/traces/{LESSON_9}/events"
+    everything = client.get(f"{url}?limit=2000").get_json()
+    # The answer to the first question ("still expecting_headers") is the summary of its step.
+    assert "still expecting_headers" in everything["events"][stop]["summary"]
+    before = client.get(f"{url}?limit=2000&until={stop}").get_json()
+    assert before["total"] == stop and [row["seq"] for row in before["events"]] == list(range(stop))
+    searched = client.get(f"{url}?q=still+expecting&until={stop}").get_json()
+    assert searched["total"] == 0
+    assert client.get(f"{url}?q=still+expecting").get_json()["total"] >= 1
+    located = client.get(f"{url}?limit=1&locate={stop}&until={stop}").get_json()
+    assert located["located"] is None
+    assert client.get(f"{url}?until=x").status_code == 400
+
+
+def test_a_lesson_until_a_step_sends_only_the_notes_before_it(client: FlaskClient) -> None:
+    stop = first_stop(client, LESSON_9)
+    whole = client.get(f"/api/lessons/{LESSON_9}").get_json()
+    assert whole["until"] == whole["count"] and whole["conclusion_html"]
+    assert any(int(step) >= stop for step in whole["notes"])
+    held = client.get(f"/api/lessons/{LESSON_9}?until={stop}").get_json()
+    assert held["until"] == stop and held["notes"]
+    assert all(int(step) < stop for step in held["notes"])
+    assert held["conclusion_html"] == ""  # it is shown at the last step, past every question
+    assert held["checkpoint_list"] == whole["checkpoint_list"]
+    assert client.get(f"/api/lessons/{LESSON_9}?until=-1").status_code == 400

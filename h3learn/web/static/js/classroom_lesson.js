@@ -9,6 +9,8 @@
 // and moves everyone to the new trace, at the same step (or step 0 if it has fewer).
 // Student: a revealed checkpoint goes into the student's own progress (right or shown,
 // as the server judged the student's answer), with its explanation beside the step.
+// Everyone: while the class is asked a checkpoint, its step and the later ones stay hidden
+// (lesson.js), even on the screen of a student who answered it before.
 import { h } from "./dom.js";
 import { askCheckpoint, classroom, classroomEvents, switchTrace } from "./classroom.js";
 import { lessonPage } from "./lesson.js";
@@ -76,6 +78,14 @@ root.addEventListener("h3learn:checkpoint", (event) => {
 root.addEventListener("h3learn:solved", (event) => {
   if (teaching()) markAsked(event.detail.stop.id);
 });
+
+// The checkpoint of this lesson the class is being asked, if any: what a question says.
+function classQuestion(question) {
+  const open = question && question.lesson === lessonPage.lessonId && !question.revealed;
+  lessonPage.setClassQuestion(open ? question.id : null);
+}
+
+classroomEvents.addEventListener("question", (event) => classQuestion(event.detail));
 
 classroomEvents.addEventListener("revealed", (event) => {
   const { question, mine } = event.detail;
@@ -157,6 +167,7 @@ async function addWhatIfForm() {
 
 classroomEvents.addEventListener("joined", (event) => {
   const { role, room } = event.detail;
+  classQuestion(room.question);
   if (role !== "teacher") return;
   asked = loadAsked(room.code);
   lessonPage.setAnsweredRule((stop) => asked.has(stop.id));

@@ -4,6 +4,10 @@
 // DOM, so a trace of 10,000 steps scrolls as fast as one of 30. The server decides every
 // row's direction and stream type; this module only draws them.
 //
+// A lesson may hold back the steps from `hiddenFrom` on (a question before them is not
+// answered yet, lesson.js): their rows are drawn as "hidden", nothing of them is fetched
+// (every request carries `until`), and a search covers only the steps before them.
+//
 // Speed: a row, once drawn, stays until it scrolls out of view (moving to the next step
 // only moves the highlight between two rows); the scroll position and the height of the
 // view are remembered from scroll and resize events rather than read back from the layout,
@@ -14,7 +18,7 @@ const PAGE = 200;
 const OVERSCAN = 10;
 
 export class Diagram {
-  constructor({ scroller, spacer, counter, traceId, count, current, onJump }) {
+  constructor({ scroller, spacer, counter, traceId, count, current, hiddenFrom = null, onJump }) {
     this.scroller = scroller;
     this.spacer = spacer;
     this.counter = counter;
@@ -22,6 +26,7 @@ export class Diagram {
     this.count = count;
     this.onJump = onJump;
     this.filter = "";
+    this.hiddenFrom = hiddenFrom;
     this.total = 0;
     this.pages = new Map();
     this.loading = new Map();
@@ -82,7 +87,7 @@ export class Diagram {
   // never flashes empty while a filter is applied.
   // A filter the server refuses (a bad stream ID) leaves the previous one in place, and the
   // error goes to the caller.
-  async setFilter(filter) {
+  async setFilter(filter, { scroll = true } = {}) {
     const previous = { filter: this.filter, pages: this.pages };
     this.filter = filter;
     this.generation += 1;
@@ -106,17 +111,56 @@ export class Diagram {
     }
     this.dropRows();
     this.spacer.style.height = `${this.total * this.rowHeight}px`;
-    this.counter.textContent = filter ? `${this.total} matching steps` : `${this.total} steps`;
-    await this.reveal(true);
+    this.showCount();
+    await this.reveal(scroll);
     this.render();
+  }
+
+  showCount() {
+    const noun = this.total === 1 ? "step" : "steps";
+    if (!this.filter) {
+      this.counter.textContent = `${this.total} ${noun}`;
+    } else if (this.hiddenFrom === null) {
+      this.counter.textContent = `${this.total} matching ${noun}`;
+    } else {
+      this.counter.textContent = `${this.total} matching ${noun} before step ${this.hiddenFrom}; `
+        + "the later ones are searched once its question is answered";
+    }
+  }
+
+  // The lesson holds back the steps from `from` on (null: none). Without a filter the rows
+  // before the old and the new point stay drawn, and only the steps in between are fetched.
+  setHidden(from) {
+    if (from === this.hiddenFrom) return Promise.resolve();
+    const moved = Math.min(from ?? Infinity, this.hiddenFrom ?? Infinity);
+    this.hiddenFrom = from;
+    if (this.filter) return this.setFilter(this.filter, { scroll: false });
+    this.generation += 1;
+    this.loading = new Map();
+    for (const index of [...this.pages.keys()]) {
+      if ((index + 1) * PAGE > moved) this.pages.delete(index);
+    }
+    for (const [position, node] of this.nodes) {
+      if (position < moved) continue;
+      node.remove();
+      this.nodes.delete(position);
+      if (node === this.currentNode) this.currentNode = null;
+    }
+    this.render();
+    return Promise.resolve();
+  }
+
+  // The arguments every request for rows carries: the filter, and where the hidden steps start.
+  query() {
+    const parts = [this.filter, this.hiddenFrom === null ? "" : `until=${this.hiddenFrom}`];
+    return parts.filter(Boolean).map((part) => `&${part}`).join("");
   }
 
   page(index) {
     if (this.pages.has(index)) return Promise.resolve(this.pages.get(index));
     if (this.loading.has(index)) return this.loading.get(index);
     const generation = this.generation;
-    const sep = this.filter ? "&" : "";
-    const url = `/api/traces/${encodeURIComponent(this.traceId)}/events?offset=${index * PAGE}&limit=${PAGE}${sep}${this.filter}`;
+    const url = `/api/traces/${encodeURIComponent(this.traceId)}/events?offset=${index * PAGE}&limit=${PAGE}${this.query()}`;
     const promise = getJSON(url).then((answer) => {
       if (generation !== this.generation) return null;
       this.pages.set(index, answer);
@@ -149,11 +193,14 @@ export class Diagram {
       this.total = count;
     }
     this.spacer.style.height = `${this.total * this.rowHeight}px`;
-    this.counter.textContent = this.filter ? `${this.total} matching steps` : `${this.total} steps`;
+    this.showCount();
     this.render();
   }
 
   rowAt(position) {
+    if (!this.filter && this.hiddenFrom !== null && position >= this.hiddenFrom) {
+      return { seq: position, hidden: true };
+    }
     const answer = this.pages.get(Math.floor(position / PAGE));
     return answer ? answer.events[position % PAGE] : undefined;
   }
@@ -202,7 +249,7 @@ export class Diagram {
   async reveal(fromFilter) {
     let position = this.positionOf(this.current);
     if (position === undefined) {
-      const url = `/api/traces/${encodeURIComponent(this.traceId)}/events?limit=1&locate=${this.current}&${this.filter}`;
+      const url = `/api/traces/${encodeURIComponent(this.traceId)}/events?limit=1&locate=${this.current}${this.query()}`;
       const generation = this.generation;
       const answer = await getJSON(url);
       if (generation !== this.generation) return;
@@ -261,6 +308,16 @@ export class Diagram {
   }
 
   makeRow(row) {
+    if (row.hidden) {
+      const why = `hidden until the question before step ${this.hiddenFrom} is answered`;
+      return h(
+        "button",
+        { type: "button", role: "listitem", class: "row held", data: { seq: row.seq }, title: `step ${row.seq}: ${why}` },
+        h("span", { class: "seq" }, row.seq),
+        h("span", { class: "lanes", "aria-hidden": "true" }),
+        h("span", { class: "text" }, why),
+      );
+    }
     const side = row.endpoint === "server" ? "server" : "client";
     const isCurrent = row.seq === this.current;
     return h(

@@ -3,6 +3,11 @@
 //   h3learn:beforestep  cancelled when the step lies past a question not yet answered;
 //                       the page then shows the step just before it, and the question
 //   h3learn:step        a step was drawn: show its notes, remember it (progress.js)
+// and tells it which steps to hold back: the steps from the next question not yet answered
+// on (root.dataset.hiddenFrom, "h3learn:hidden"). The page fetches nothing of them, not
+// their diagram rows, search results, notes or the steps themselves, until the question is
+// answered (or its answer shown). This keeps the answer off the screen; it is no lock: the
+// API serves every step to whoever asks (docs/lessons.md).
 // Answers are checked by the server (POST /api/lessons/<id>/checkpoints/<cid>); this page
 // only knows where each checkpoint stops the learner, never its answer.
 // In a class (classroom_lesson.js) the page says "h3learn:checkpoint" when it shows a
@@ -21,17 +26,63 @@ const progress = loadProgress(lessonId);
 // A page opened in a class (?room=) is put where the class is, past any checkpoint.
 const inRoom = new URLSearchParams(location.search).has("room");
 let isAnswered = (stop) => Boolean(progress.answered[stop.id]);
+let classAsks = null; // the checkpoint a class is being asked (classroom_lesson.js)
 
 let lesson = null; // GET /api/lessons/<id>, once it has arrived
 let asking = null; // the checkpoint on screen
 let shownStep = null;
 let solved = null; // {stop, answer} just answered: its explanation stays until the learner moves on
-const lessonReady = getJSON(`/api/lessons/${encodeURIComponent(lessonId)}`).then((answer) => {
-  lesson = answer;
-  if (shownStep !== null) showNotes(shownStep);
-  if (asking) renderQuestion(asking);
-  return answer;
-});
+
+// -- the steps held back ---------------------------------------------------------------------
+
+// The first question past the step on screen that is not answered yet (or that the class
+// is being asked now): its step and every later one are held back. Before the first step
+// is drawn, "on screen" is the step a class puts this page at, or none.
+function holdingStop() {
+  const after = shownStep ?? (inRoom ? Number(root.dataset.step) : -1);
+  return stops.find((stop) => stop.step > after && (!isAnswered(stop) || stop.id === classAsks)) || null;
+}
+
+function hiddenFrom() {
+  const stop = holdingStop();
+  return stop ? stop.step : null;
+}
+
+// The lesson's texts, with the notes of the steps before `until` only.
+let notesUntil = 0;
+let notesAsked = 0;
+function fetchLesson(until) {
+  const asked = ++notesAsked;
+  const query = until === null ? "" : `?until=${until}`;
+  return getJSON(`/api/lessons/${encodeURIComponent(lessonId)}${query}`).then((answer) => {
+    if (asked !== notesAsked) return answer; // a later horizon's answer is coming
+    lesson = answer;
+    notesUntil = answer.until;
+    if (shownStep !== null) showNotes(shownStep);
+    if (asking) renderQuestion(asking);
+    return answer;
+  });
+}
+
+function publishHidden(from) {
+  if (from === null) delete root.dataset.hiddenFrom;
+  else root.dataset.hiddenFrom = String(from);
+}
+
+// Called whenever a question is answered or the class's question changes: the steps up
+// to the next unanswered question appear (step.js redraws the diagram), with their notes.
+function updateHidden() {
+  const from = hiddenFrom();
+  const before = root.dataset.hiddenFrom === undefined ? null : Number(root.dataset.hiddenFrom);
+  if (from === before) return;
+  publishHidden(from);
+  root.dispatchEvent(new CustomEvent("h3learn:hidden", { detail: { from } }));
+  const notesNeeded = from ?? (lesson ? lesson.count : Infinity);
+  if (notesNeeded > notesUntil) fetchLesson(from).catch(showLoadError);
+}
+
+publishHidden(hiddenFrom()); // before step.js reads it
+const lessonReady = fetchLesson(hiddenFrom());
 
 function unansweredBefore(step) {
   return stops.find((stop) => stop.step <= step && !isAnswered(stop)) || null;
@@ -59,6 +110,7 @@ root.addEventListener("h3learn:step", (event) => {
   if (asking && step !== asking.step - 1) hideQuestion();
   if (solved && step !== solved.stop.step && step !== solved.stop.step - 1) solved = null;
   showNotes(step);
+  updateHidden(); // a class may have moved this page past a question
 });
 
 // -- notes ---------------------------------------------------------------------------------
@@ -68,7 +120,10 @@ function showNotes(step) {
   const answered = Object.keys(progress.answered).length;
   $("lesson-progress").textContent = stops.length
     ? `Questions answered: ${answered} of ${stops.length}.` : "";
-  if (!lesson) return;
+  // The notes of this step are on their way (a question was just answered).
+  const loading = !lesson || step >= notesUntil;
+  box.setAttribute("aria-busy", String(loading));
+  if (loading) return;
   if (solved && step === solved.stop.step) box.append(resultBlock(solved.answer, true));
   for (const note of lesson.notes[String(step)] || []) {
     box.append(h("article", { class: "note" },
@@ -163,6 +218,7 @@ async function submit(stop, body) {
   }
   solve(stop, answer, answer.correct ? "right" : "shown");
   root.dispatchEvent(new CustomEvent("h3learn:solved", { detail: { stop, answer } }));
+  updateHidden();
   hideQuestion();
   const box = clear($("checkpoint"));
   box.hidden = false;
@@ -190,6 +246,13 @@ export const lessonPage = {
   // Which checkpoints still stop this page (a teacher presenting: those not yet asked).
   setAnsweredRule(rule) {
     isAnswered = rule;
+    updateHidden();
+  },
+  // The class is being asked this checkpoint (its id), or nothing (null): its step and
+  // what follows stay hidden until the answer is revealed, even to those who answered it.
+  setClassQuestion(stopId) {
+    classAsks = stopId;
+    updateHidden();
   },
   // The lesson as GET /api/lessons/<id> gives it, when it has arrived.
   ready: lessonReady,
@@ -201,6 +264,8 @@ export const lessonPage = {
     if (!stop) return;
     if (mark) solve(stop, answer, mark);
     else solved = { stop, answer };
+    if (classAsks === stopId) classAsks = null;
+    updateHidden();
     if (asking && asking.id === stopId) hideQuestion();
     if (shownStep !== null) showNotes(shownStep);
   },
@@ -212,6 +277,7 @@ function resultBlock(answer, compact) {
     markdownBlock("div", "explain", answer.explain_html));
 }
 
-lessonReady.catch((failure) => {
+function showLoadError(failure) {
   $("lesson-notes").append(h("p", { class: "error" }, `Could not load the lesson: ${failure.message}`));
-});
+}
+lessonReady.catch(showLoadError);

@@ -16,6 +16,11 @@ const traceId = root.dataset.trace;
 const base = root.dataset.base || `/trace/${encodeURIComponent(traceId)}`;
 let count = Number(root.dataset.count); // grows while a live capture runs (capture_follow.js)
 const $ = (id) => document.getElementById(id);
+// A lesson holds back the steps past a question not yet answered (lesson.js sets
+// data-hidden-from and says "h3learn:hidden" when it moves): this page fetches none of
+// them, not even ahead of time. null: every step may be fetched.
+const readHidden = () => (root.dataset.hiddenFrom === undefined ? null : Number(root.dataset.hiddenFrom));
+let hiddenFrom = readHidden();
 
 const cache = new Map();
 const CACHE_LIMIT = 64;
@@ -68,7 +73,7 @@ async function go(step, { push = false, by = "user" } = {}) {
   for (const listener of stepListeners) listener(step, by);
   root.dispatchEvent(new CustomEvent("h3learn:step", { detail: { step, answer } }));
   const ahead = forwards ? step + 1 : step - 1; // the step a learner most likely wants next
-  if (ahead >= 0 && ahead < count) fetchStep(ahead);
+  if (ahead >= 0 && ahead < count && (hiddenFrom === null || ahead < hiddenFrom)) fetchStep(ahead);
 }
 
 // The address bar (/trace/<id>/step/<n>) and the window title follow the step. A jump is a
@@ -180,7 +185,26 @@ const diagram = new Diagram({
   traceId,
   count,
   current,
+  hiddenFrom,
   onJump: (step) => go(step, { push: true }),
+});
+
+// The handout and the downloads hold every step: while steps are held back, the handout
+// covers the steps before them, and the downloads wait until nothing is held back.
+const HANDOUT_MAX = 200; // the most steps one handout holds (h3learn/web/handout.py)
+const handoutLink = $("handout-link");
+const handoutHref = handoutLink.getAttribute("href");
+function holdBack() {
+  handoutLink.href = hiddenFrom === null ? handoutHref
+    : `${handoutHref}?from=${Math.max(0, hiddenFrom - HANDOUT_MAX)}&to=${hiddenFrom - 1}`;
+  $("downloads").hidden = hiddenFrom !== null;
+  $("downloads-held").hidden = hiddenFrom === null;
+}
+holdBack();
+root.addEventListener("h3learn:hidden", () => {
+  hiddenFrom = readHidden();
+  diagram.setHidden(hiddenFrom);
+  holdBack();
 });
 
 function filterQuery() {

@@ -1,0 +1,165 @@
+"""A lesson's step page holds back the steps past a question not yet answered (Chromium).
+
+Lesson 9 asks, before step 35, in which state stream 0 is after a 103 response; the summary
+of step 35 says "still expecting_headers". Until the learner answers, that summary must be
+nowhere on the page (the diagram, its search) and the page must fetch nothing of the later
+steps; once answered, the steps up to the next question appear (docs/lessons.md, "What the
+page holds back while a question waits").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import chromium, served
+from web_helpers import make_app
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+LESSON = "09-informational-responses"
+ANSWER = "still expecting_headers"
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with served(make_app(tmp_path_factory.mktemp("data"))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.asked = []  # every URL the page requested
+    opened.on("request", lambda request: opened.asked.append(request.url))
+    yield opened
+    context.close()
+    assert not errors, errors
+
+
+def wait_for_step(page: Any, step: int) -> None:
+    page.wait_for_function(
+        "step => document.getElementById('step-number').textContent === String(step)"
+        " && document.querySelector('.row.current')?.dataset.seq === String(step)",
+        arg=step,
+    )
+
+
+def diagram_text(page: Any) -> str:
+    text: str = page.text_content("#diagram")
+    return text
+
+
+def search(page: Any, text: str) -> str:
+    """Type ``text`` into the diagram's search box; the diagram's count line once it applies."""
+    page.fill("#search", text)
+    page.wait_for_function(
+        "text => (text === '') !== document.getElementById('diagram-count').textContent"
+        ".includes('matching')",
+        arg=text,
+    )
+    count: str = page.text_content("#diagram-count")
+    return count
+
+
+def fetched_past(asked: list[str], stop: int) -> list[str]:
+    """The requests that could carry anything of step ``stop`` or later."""
+    past = []
+    for url in asked:
+        step = re.search(r"/steps/(\d+)$", url)
+        if step and int(step.group(1)) >= stop:
+            past.append(url)
+        until = re.search(r"[?&]until=(\d+)", url)
+        holds = until is not None and int(until.group(1)) <= stop
+        if ("/events?" in url or re.search(r"/api/lessons/[^/]+(\?|$)", url)) and not holds:
+            past.append(url)
+        if "/download" in url or "/print" in url:
+            past.append(url)
+    return past
+
+
+def test_before_its_question_is_answered_a_step_is_nowhere_on_the_page(
+    page: Any, base_url: str
+) -> None:
+    page.goto(f"{base_url}/lesson/{LESSON}/step/0")
+    wait_for_step(page, 0)
+    page.keyboard.press("End")  # "Last": the first question stops the learner
+    page.wait_for_selector("#checkpoint:not([hidden]) .choices")
+    stop = int(page.text_content("#checkpoint h3").split()[-1])
+    wait_for_step(page, stop - 1)
+
+    # The diagram: every row from the question on is drawn as hidden, without its summary.
+    page.wait_for_selector(f".row.held[data-seq='{stop}']")
+    held = page.text_content(f".row[data-seq='{stop}']")
+    assert held == f"{stop}hidden until the question before step {stop} is answered"
+    assert ANSWER not in diagram_text(page)
+    assert page.locator(f".row[data-seq='{stop - 1}']:not(.held)").count() == 1
+    # The search box finds nothing past the question.
+    count = search(page, "still expecting")
+    assert count.startswith(f"0 matching steps before step {stop}"), count
+    page.screenshot(path="/tmp/h3learn-lesson-held-search.png", full_page=True)
+    search(page, "")
+    # The handout covers the steps before the question; the downloads wait for the answers.
+    handout = page.get_attribute("#handout-link", "href")
+    assert handout is not None and handout.endswith(f"/print?from=0&to={stop - 1}")
+    assert page.locator("#downloads").is_hidden() and page.locator("#downloads-held").is_visible()
+    page.screenshot(path="/tmp/h3learn-lesson-held.png", full_page=True)
+    # Clicking a hidden row asks the question rather than showing the step.
+    page.click(f".row[data-seq='{stop + 2}']")
+    wait_for_step(page, stop - 1)
+    assert not page.locator("#checkpoint").is_hidden()
+    assert fetched_past(page.asked, stop) == []
+
+    # Answered: the steps up to the next question appear, in the diagram and its search.
+    page.check("#checkpoint .choices input[value='expecting_headers']")
+    page.click("#checkpoint-check")
+    page.wait_for_selector("#checkpoint-result")
+    page.wait_for_selector(f".row[data-seq='{stop}']:not(.held)")
+    assert ANSWER in page.text_content(f".row[data-seq='{stop}']")
+    assert search(page, "still expecting").startswith("1 matching step before step ")
+    search(page, "")
+    next_stop = int(page.get_attribute("#stepper", "data-hidden-from"))
+    assert next_stop > stop
+    assert page.locator(f".row.held[data-seq='{next_stop}']").count() == 1
+    assert page.get_attribute("#handout-link", "href").endswith(f"to={next_stop - 1}")
+    page.screenshot(path="/tmp/h3learn-lesson-answered.png", full_page=True)
+    page.click("#checkpoint-continue")
+    wait_for_step(page, stop)
+    page.wait_for_function(
+        "() => document.getElementById('lesson-notes').getAttribute('aria-busy') === 'false'"
+    )
+    assert "Still waiting for the final response" in page.text_content("#lesson-notes")
+    assert fetched_past(page.asked, next_stop) == []
+
+
+def test_with_every_question_answered_nothing_is_held_back(page: Any, base_url: str) -> None:
+    page.goto(f"{base_url}/lesson/{LESSON}/step/0")
+    wait_for_step(page, 0)
+    stops = json.loads(page.get_attribute("#stepper", "data-checkpoints"))
+    answered = {"answered": {stop["id"]: "shown" for stop in stops}, "last": 0}
+    page.evaluate(
+        "([key, progress]) => localStorage.setItem(key, progress)",
+        [f"h3learn.lesson.{LESSON}", json.dumps(answered)],
+    )
+    page.reload()
+    wait_for_step(page, 0)
+    page.keyboard.press("End")
+    last = int(page.text_content("#step-count").split()[-1]) - 1
+    wait_for_step(page, last)
+    assert page.get_attribute("#stepper", "data-hidden-from") is None
+    assert page.locator(".row.held").count() == 0
+    assert page.locator("#downloads").is_visible() and page.locator("#downloads-held").is_hidden()
+    assert Path(page.get_attribute("#handout-link", "href")).name == "print"
