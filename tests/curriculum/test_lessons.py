@@ -2,8 +2,9 @@
 
 Each lesson is recorded; every note and checkpoint selector must match a step, every cited
 section must exist, every checkpoint's answer must be what the trace shows
-(`verify_lesson`), every byte of every event must be labelled by its field spans, and the
-same lesson must give the same trace byte for byte, even in another process.
+(`verify_lesson`), every byte of every event must be labelled by its field spans, every
+deliberate violation must draw an error from the peer, and the same lesson must give the
+same trace byte for byte, even in another process.
 """
 
 from __future__ import annotations
@@ -73,6 +74,30 @@ def test_every_section_a_step_cites_has_a_title_and_an_annotation(
         cited.update(event.rfc)
         cited.update(span.rfc for span in event.fields if span.rfc)
     assert sorted(s for s in cited if s not in TITLES or annotations.get(s) is None) == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=[path.stem for path in FILES])
+def test_every_deliberate_violation_is_answered_by_an_error_from_the_peer(
+    path: Path, recorded: dict[str, RecordedLesson]
+) -> None:
+    """A `violate` action breaks a rule, so the peer answers with a stream or connection
+    error before its connection ends. What breaks nothing (a reserved frame type, say) is
+    sent with `extension` instead, and its step does not say "on purpose" (lesson 3)."""
+    events = recorded[path.stem].events
+    for index, event in enumerate(events):
+        if "deliberate" not in event.data:
+            continue
+        answer = None
+        for later in events[index + 1 :]:
+            if later.name == "connection_started":
+                break
+            if (
+                later.name in ("stream_error", "connection_error")
+                and later.endpoint != event.endpoint
+            ):
+                answer = later
+                break
+        assert answer is not None, f"step {event.seq} ({event.summary}) broke no rule"
 
 
 def _document(lesson: RecordedLesson) -> str:
