@@ -3,7 +3,8 @@
     GET /                              the trace list, with an upload form
     GET /trace/<id>                    redirects to step 0
     GET /trace/<id>/step/<n>           the step-through page, opened at step n (a link a
-                                       teacher can share: "look at step 14")
+                                       teacher can share: "look at step 14"); a lesson's
+                                       trace redirects to the lesson's own page
     GET /trace/<id>/print?from=&to=    a handout: every step of a range as one block,
                                        rendered here (handout.py), for the printer
     GET /vendor/socket.io.min.js       the npm package socket.io-client, served locally
@@ -72,8 +73,12 @@ def entry_or_404(trace_id: str) -> Entry:
 
 
 @bp.get("/trace/<trace_id>/step/<int:step>")
-def step(trace_id: str, step: int) -> str:
+def step(trace_id: str, step: int) -> str | BaseResponse:
     entry = entry_or_404(trace_id)
+    if entry.kind == "lesson":
+        # A lesson's trace is shown on the lesson's page, with its notes and questions.
+        query = request.query_string.decode()
+        return redirect(f"/lesson/{trace_id}/step/{step}" + (f"?{query}" if query else ""))
     if not 0 <= step < len(entry.events):
         abort(404, f"trace {trace_id!r} has steps 0 to {len(entry.events) - 1}, not {step}")
     return render_template("pages/step.html", entry=entry, step=step, count=len(entry.events))

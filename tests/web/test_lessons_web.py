@@ -264,3 +264,11 @@ def test_a_lesson_until_a_step_sends_only_the_notes_before_it(client: FlaskClien
     assert held["conclusion_html"] == ""  # it is shown at the last step, past every question
     assert held["checkpoint_list"] == whole["checkpoint_list"]
     assert client.get(f"/api/lessons/{LESSON_9}?until=-1").status_code == 400
+
+
+def test_a_lessons_trace_opens_on_the_lessons_page_with_its_questions(client: FlaskClient) -> None:
+    response = client.get(f"/trace/{LESSON_9}/step/3?room=ABCDEF")
+    assert response.status_code == 302
+    assert response.headers["Location"] == f"/lesson/{LESSON_9}/step/3?room=ABCDEF"
+    plain = client.get(f"/trace/{LESSON_9}/step/3")
+    assert plain.headers["Location"] == f"/lesson/{LESSON_9}/step/3"

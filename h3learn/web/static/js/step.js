@@ -203,8 +203,8 @@ function holdBack() {
 holdBack();
 root.addEventListener("h3learn:hidden", () => {
   hiddenFrom = readHidden();
-  diagram.setHidden(hiddenFrom);
   holdBack();
+  redraw(() => diagram.setHidden(hiddenFrom));
 });
 
 function filterQuery() {
@@ -226,18 +226,24 @@ function streamFilter() {
   return $("stream-filter").value.replace(/\s+/g, "").replace(/^,+|,+$/g, "");
 }
 
+// The diagram's rows, fetched again (a new filter, steps no longer held back); a refusal
+// or a failure is said under the filters.
+async function redraw(change) {
+  const error = $("stream-filter-error");
+  try {
+    await change();
+    error.hidden = true;
+  } catch (failure) {
+    error.textContent = failure.message;
+    error.hidden = false;
+  }
+}
+
 let filterTimer = null;
 function refilter(delay = 150) {
   clearTimeout(filterTimer);
   filterTimer = setTimeout(async () => {
-    const error = $("stream-filter-error");
-    try {
-      await diagram.setFilter(filterQuery());
-      error.hidden = true;
-    } catch (failure) {
-      error.textContent = failure.message;
-      error.hidden = false;
-    }
+    await redraw(() => diagram.setFilter(filterQuery()));
     updateStreamButton();
   }, delay);
 }
