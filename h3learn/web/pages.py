@@ -27,6 +27,7 @@ from flask import (
     render_template,
     request,
     send_file,
+    url_for,
 )
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -56,6 +57,12 @@ def default_socketio_client() -> Path:
 @bp.get("/")
 def index() -> str:
     return render_template("pages/index.html", traces=library().listing())
+
+
+@bp.get("/lessons")
+def lessons() -> BaseResponse:
+    """The lessons are listed on the front page; a typed /lessons goes there."""
+    return redirect(url_for("pages.index", _anchor="lessons-heading"))
 
 
 @bp.get("/trace/<trace_id>")

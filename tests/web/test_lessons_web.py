@@ -61,6 +61,14 @@ def test_the_index_lists_the_lessons_in_order_before_the_traces(client: FlaskCli
     assert [lesson["number"] for lesson in listed] == sorted(item["number"] for item in listed)
 
 
+def test_every_page_links_the_rfc_reader_and_lessons_leads_to_the_list(client: FlaskClient) -> None:
+    page = client.get("/lesson/02-a-first-get").get_data(as_text=True)
+    assert 'class="nav-rfc" href="/rfc"' in page
+    answer = client.get("/lessons")
+    assert answer.status_code == 302
+    assert answer.headers["Location"] == "/#lessons-heading"
+
+
 def test_a_lesson_never_sends_its_answers(client: FlaskClient) -> None:
     answer = client.get("/api/lessons/02-a-first-get").get_json()
     checkpoints = answer["checkpoint_list"]
