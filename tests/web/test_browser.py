@@ -338,7 +338,8 @@ def test_the_step_page_prints_as_one_step(page: object, base_url: str) -> None:
     open_step(page, base_url, "dynamic-table", 45)
     page.emulate_media(media="print")  # type: ignore[attr-defined]
     assert page.locator("#only-stream").text_content().startswith("Show only stream")
-    for hidden in (".diagram-panel", ".controls", "#projector-toggle", "#only-stream"):
+    hidden_on_paper = (".diagram-panel", ".controls", "#projector-toggle", "#only-stream")
+    for hidden in (*hidden_on_paper, ".nav-live", ".nav-rfc"):
         assert not page.locator(hidden).is_visible()  # type: ignore[attr-defined]
     for shown in ("#step-summary", "#bytes .hex", "#rfc a", "#state .endpoint"):
         assert page.locator(shown).first.is_visible()  # type: ignore[attr-defined]
