@@ -43,7 +43,7 @@ from h3learn.capture.hub import CaptureHub, CaptureRecording
 from h3learn.scenarios.examples import DYNAMIC, request, respond
 from h3learn.trace.captures import CaptureStore
 from h3learn.transport.memory import MemoryPair
-from h3learn.transport.udp import fetch
+from h3learn.transport.udp_client import fetch
 from h3learn.web import create_app
 from h3learn.web.captures import LiveService
 

@@ -18,7 +18,7 @@ What it answers (RFC 9114 §4.1: one request and one response per request stream
 - any other method: 405 with an ``allow`` field (RFC 9110 §15.5.6).
 
 The answering is `PageServer`, a sans-IO class that reads the HTTP/3 connection's events
-and calls its ``send_*`` methods; `h3learn.transport.udp` carries the bytes. Without
+and calls its ``send_*`` methods; `h3learn.transport.udp_server` carries the bytes. Without
 ``--cert`` the server makes a self-signed certificate once (h3learn.transport.certificates)
 and prints the Chromium command line with its SPKI pin. SIGINT or SIGTERM stops it: every
 connection is closed with H3_NO_ERROR (RFC 9114 §5.2, §5.3) and its trace finished.
@@ -52,13 +52,8 @@ from h3learn.h3.http_events import (
 )
 from h3learn.h3.settings import Settings
 from h3learn.transport.certificates import ensure_certificate, spki_pin
-from h3learn.transport.udp import (
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_SETTINGS,
-    H3Server,
-    quiet_aioquic_log,
-    serve,
-)
+from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS, H3Server, serve
+from h3learn.transport.udp_shared import DEFAULT_SETTINGS, quiet_aioquic_log
 
 Header = tuple[bytes, bytes]
 

@@ -1,7 +1,7 @@
 """The recording HTTP/3 endpoint of `h3learn serve`: `h3learn h3-server`'s server in a thread.
 
 The web UI (Flask-SocketIO in threading mode) owns the main thread; the HTTP/3 server is
-asyncio (aioquic over UDP, h3learn/transport/udp.py), so it gets a thread of its own with
+asyncio (aioquic over UDP, h3learn/transport/udp_server.py), so it gets a thread of its own with
 its own event loop. `LiveEndpoint.start` returns once the UDP port is bound (or raises why
 it could not be); `stop` closes every connection gracefully (GOAWAY, then CONNECTION_CLOSE
 with H3_NO_ERROR: RFC 9114 §5.2, §5.3), which finishes every capture, and joins the thread.
@@ -43,13 +43,8 @@ from h3learn.capture.hub import CaptureHub
 from h3learn.h3.settings import Settings
 from h3learn.h3_server import DEFAULT_MAX_BODY_BYTES, PageServer, chromium_command
 from h3learn.transport.certificates import ensure_certificate, spki_pin
-from h3learn.transport.udp import (
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_SETTINGS,
-    H3Server,
-    quiet_aioquic_log,
-    serve,
-)
+from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS, H3Server, serve
+from h3learn.transport.udp_shared import DEFAULT_SETTINGS, quiet_aioquic_log
 
 #: A connection sends GOAWAY after this many requests (the capture stays steppable).
 DEFAULT_MAX_REQUESTS = 200

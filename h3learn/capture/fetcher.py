@@ -1,6 +1,6 @@
 """ "Fetch with the readable client": the Live page asks the project's own client for a URL.
 
-The request is made by `fetch` (h3learn/transport/udp.py, what ``h3learn get`` runs), in a
+The request is made by `fetch` (h3learn/transport/udp_client.py, what ``h3learn get`` runs), in a
 background thread with its own event loop, and its connection is recorded as a capture of
 the client's view (`CaptureHub.recording_factory`), so it shows up in the list like any
 other. Everything about it is bounded:
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from h3learn.capture.hub import CaptureHub
-from h3learn.transport.udp import FetchError, fetch, parse_url
+from h3learn.transport.udp_client import FetchError, fetch, parse_url
 
 KEEP_JOBS = 50
 DEFAULT_TIMEOUT = 10.0

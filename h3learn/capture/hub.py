@@ -2,8 +2,8 @@
 
 Every connection the recording endpoint serves (h3learn/capture/endpoint.py) and every
 fetch made from the Live page (h3learn/capture/fetcher.py) is recorded through a
-`CaptureRecording`, which the transport (h3learn/transport/udp.py) makes through the hub's
-recording factories. A recording
+`CaptureRecording`, which the transport (h3learn/transport/udp_server.py and
+udp_client.py) makes through the hub's recording factories. A recording
 
 - journals each event as it happens (the crash-safe journal of `ConnectionRecording`, in
   the captures folder of h3learn/trace/captures.py),
@@ -36,7 +36,7 @@ from h3learn.trace.captures import (
     new_capture_id,
 )
 from h3learn.trace.connection_summary import ConnectionSummary
-from h3learn.transport.udp import ConnectionRecording, RecordingFactory
+from h3learn.transport.udp_shared import ConnectionRecording, RecordingFactory
 
 #: Events one capture may hold before its connection is closed (H3_EXCESSIVE_LOAD).
 DEFAULT_MAX_EVENTS = 10_000

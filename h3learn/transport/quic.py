@@ -25,7 +25,7 @@ server unidirectional 3, 7, 11, ...), and aioquic creates a locally-initiated st
 first time data is sent on it. The adapter calls `H3Connection.initiate` when it is made,
 so SETTINGS and the QPACK streams are queued at once and aioquic sends them when it can.
 When it can depends on when the adapter is made: a server should make it once TLS has
-agreed on "h3" (as transport/udp.py does). Made before aioquic has read the client's
+agreed on "h3" (as transport/udp_server.py does). Made before aioquic has read the client's
 transport parameters, the streams exceed the stream limits aioquic assumes until then and
 wait for the end of the handshake, so SETTINGS leave one round trip late and a peer such as
 nghttp3 encodes its first requests without the dynamic table.
@@ -92,7 +92,7 @@ class H3OverQuic:
         """Tell the HTTP/3 connection what QUIC flow control lets it send now (RFC 9204 §2.1.3).
 
         Called after every batch of actions and before every event; a caller about to send
-        a request outside those (transport/udp.py's client) calls it first.
+        a request outside those (transport/udp_client.py) calls it first.
         """
         stream_id = self.h3.encoder.encoder_stream_id
         if stream_id is None:

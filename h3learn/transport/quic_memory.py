@@ -414,7 +414,7 @@ class QuicMemoryPair:
         reports the end (ConnectionTerminated) after that period, three PTOs later, which
         would stamp the close long after it happened. It keeps the event it will report in
         a private attribute as soon as the frame is read; handed over now, it is handled
-        once (a closed H3Connection ignores the second). transport/udp.py does the same.
+        once (a closed H3Connection ignores the second). transport/udp_server.py does the same.
         """
         close = self.quic[name]._close_event
         if close is not None and not side.h3.closed:

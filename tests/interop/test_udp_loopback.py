@@ -1,9 +1,10 @@
 """RFC 9114 §3.3 over real UDP on loopback: ``h3learn get`` and ``h3learn h3-server``.
 
-Both ends are h3learn's H3Connection on aioquic (h3learn/transport/udp.py), talking over
-real sockets on 127.0.0.1 and ::1. The tests check what each side received, and that each
-connection's trace is written, finished and readable (docs/events.md, "Trace files") with
-SETTINGS both ways (RFC 9114 §7.2.4) and the decoded request fields (RFC 9204 §4.5).
+Both ends are h3learn's H3Connection on aioquic (h3learn/transport/udp_server.py and
+udp_client.py), talking over real sockets on 127.0.0.1 and ::1. The tests check what each
+side received, and that each connection's trace is written, finished and readable
+(docs/events.md, "Trace files") with SETTINGS both ways (RFC 9114 §7.2.4) and the decoded
+request fields (RFC 9204 §4.5).
 Servers run in this process (port 0) or as an ``h3learn h3-server`` subprocess that the
 test stops with SIGTERM. Every wait is bounded.
 """
@@ -40,16 +41,9 @@ from h3learn.h3.errors import ErrorCode
 from h3learn.h3_server import PageServer
 from h3learn.trace.store import read_trace
 from h3learn.transport.certificates import ensure_certificate
-from h3learn.transport.udp import (
-    DEFAULT_SETTINGS,
-    ConnectionRecording,
-    FetchError,
-    H3ClientProtocol,
-    H3Server,
-    fetch,
-    parse_url,
-    serve,
-)
+from h3learn.transport.udp_client import FetchError, H3ClientProtocol, fetch, parse_url
+from h3learn.transport.udp_server import H3Server, serve
+from h3learn.transport.udp_shared import DEFAULT_SETTINGS, ConnectionRecording
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from h3learn.capture.hub import CaptureRecording
 from h3learn.scenarios.examples import respond
 from h3learn.trace.captures import CLOSED, LIVE
 from h3learn.transport.memory import MemoryPair
-from h3learn.transport.udp import DEFAULT_SETTINGS
+from h3learn.transport.udp_shared import DEFAULT_SETTINGS
 from h3learn.web import socketio
 from h3learn.web.captures import LiveService
 

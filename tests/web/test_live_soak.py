@@ -24,7 +24,7 @@ import pytest
 from conftest import require_tool
 from serve_helpers import ServeProcess, start_serve
 
-from h3learn.transport.udp import Response, fetch
+from h3learn.transport.udp_client import Response, fetch
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 

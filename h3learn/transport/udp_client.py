@@ -1,0 +1,436 @@
+"""RFC 9114 §3.3, §4.1, §6.1: an HTTP/3 client on a real UDP socket.
+
+This is plumbing, as in the server (udp_server.py). aioquic's asyncio layer owns the socket
+and QUIC (TLS 1.3, loss recovery, timers); `H3OverQuic` (h3learn/transport/quic.py)
+carries the QUIC connection's events into h3learn's sans-IO `H3Connection` and its actions
+back out. What both ends share, the connection's recording among it, is udp_shared.py.
+
+`fetch` (what ``h3learn get`` runs) requests several URLs; those of one origin share one
+connection (RFC 9114 §3.3), their requests in flight together on separate request streams
+(§4.1, §6.1). The UDP socket is *connected*, so a closed port (an ICMP "port unreachable"
+from the peer) is seen at once as "connection refused" instead of waiting for a timeout;
+every wait is bounded. It works over IPv4 and IPv6; nothing here picks an address other
+than the one given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import socket
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.connection import QuicConnection
+from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
+
+from h3learn.h3.connection import H3Connection, H3UsageError
+from h3learn.h3.errors import ErrorCode, code_name
+from h3learn.h3.http_events import (
+    ConnectionTerminated as H3ConnectionTerminated,
+)
+from h3learn.h3.http_events import (
+    DataReceived,
+    H3Event,
+    HeadersReceived,
+    StreamEnded,
+    StreamReset,
+)
+from h3learn.h3.settings import Settings
+from h3learn.transport.quic import H3_ALPN, H3OverQuic, close_reason
+from h3learn.transport.udp_shared import (
+    DEFAULT_SETTINGS,
+    ConnectionRecording,
+    Header,
+    RecordingFactory,
+    describe_close,
+    format_address,
+)
+
+#: RFC 9000 §20.1: the transport error codes 0x0100-0x01ff carry a TLS alert.
+CRYPTO_ERROR_FIRST, CRYPTO_ERROR_LAST = 0x0100, 0x01FF
+USER_AGENT = f"h3learn/{package_version('h3learn')}".encode()
+
+
+class FetchError(Exception):
+    """A request could not be made or answered; the message says why, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One URL's response (RFC 9114 §4.1): the final header section, content and trailers."""
+
+    url: str
+    status: int
+    headers: list[Header]
+    body: bytes
+    trailers: list[Header] = field(default_factory=list)
+    stream_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A URL split into what an HTTP/3 request needs (RFC 9114 §3.1, §4.3.1)."""
+
+    url: str
+    host: str
+    port: int
+    authority: str
+    path: str
+
+    @property
+    def origin(self) -> tuple[str, int]:
+        return self.host, self.port
+
+
+def parse_url(url: str) -> Target:
+    """Check an https URL and split it; raises FetchError saying what is wrong."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise FetchError(f"bad URL {url!r}: {error}") from None
+    if parts.scheme != "https":
+        raise FetchError(
+            f"bad URL {url!r}: HTTP/3 needs an https URL (RFC 9114 §3.1), not {parts.scheme!r}"
+            if parts.scheme
+            else f"bad URL {url!r}: it needs the https:// scheme"
+        )
+    host = parts.hostname
+    if not host:
+        raise FetchError(f"bad URL {url!r}: no host")
+    if parts.username is not None or parts.password is not None:
+        raise FetchError(f"bad URL {url!r}: user information is not allowed (RFC 9110 §4.2.4)")
+    port = 443 if port is None else port
+    if port == 0:
+        raise FetchError(f"bad URL {url!r}: port 0")
+    shown_host = f"[{host}]" if ":" in host else host
+    authority = shown_host if port == 443 else f"{shown_host}:{port}"
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    return Target(url=url, host=host, port=port, authority=authority, path=path)
+
+
+@dataclass
+class _Pending:
+    """A request in flight, and what has come back so far."""
+
+    target: Target
+    future: asyncio.Future[Response]
+    status: int | None = None
+    headers: list[Header] = field(default_factory=list)
+    body: bytearray = field(default_factory=bytearray)
+    trailers: list[Header] = field(default_factory=list)
+
+
+class H3ClientProtocol(QuicConnectionProtocol):
+    """The client's QUIC connection, its HTTP/3 connection, and the requests in flight."""
+
+    def __init__(self, quic: QuicConnection, recording: ConnectionRecording, settings: Settings):
+        super().__init__(quic)
+        self.recording = recording
+        h3 = H3Connection(
+            is_client=True, settings=settings, recorder=recording.log.for_endpoint("client")
+        )
+        self.bridge = H3OverQuic(quic, h3, recorder=recording.log.for_endpoint("client"))
+        self.handshake: asyncio.Future[None] = self._loop.create_future()
+        self._pending: dict[int, _Pending] = {}
+
+    @property
+    def h3(self) -> H3Connection:
+        return self.bridge.h3
+
+    # -- requests ------------------------------------------------------------------------
+
+    def request(self, target: Target, method: str, data: bytes | None) -> asyncio.Future[Response]:
+        """Send one request on a new request stream (RFC 9114 §4.1); its response comes later."""
+        headers: list[Header] = [
+            (b":method", method.encode()),
+            (b":scheme", b"https"),
+            (b":authority", target.authority.encode()),
+            (b":path", target.path.encode()),
+            (b"user-agent", USER_AGENT),
+            (b"accept", b"*/*"),
+        ]
+        if data is not None:
+            headers.append((b"content-length", str(len(data)).encode()))
+        future: asyncio.Future[Response] = self._loop.create_future()
+        # Credit the peer granted since the last event (RFC 9204 §2.1.3) counts too.
+        self.bridge.report_flow_control_credit()
+        try:
+            stream_id = self.h3.send_request(headers, end_stream=data is None)
+            if data is not None:
+                self.h3.send_data(stream_id, data, end_stream=True)
+        except (H3UsageError, ValueError) as error:
+            future.set_exception(FetchError(f"{target.url}: cannot send the request: {error}"))
+            return future
+        self._pending[stream_id] = _Pending(target, future)
+        self.bridge.transmit_actions()
+        self.transmit()
+        return future
+
+    def close_connection(self) -> None:
+        """Close with H3_NO_ERROR (RFC 9114 §5.3): every response is in."""
+        if not self.h3.closed:
+            self.h3.close(ErrorCode.H3_NO_ERROR, "")
+        self.bridge.transmit_actions()
+        self.transmit()
+
+    # -- events ----------------------------------------------------------------------------
+
+    def quic_event_received(self, event: QuicEvent) -> None:
+        if isinstance(event, HandshakeCompleted) and not self.handshake.done():
+            self.handshake.set_result(None)
+        if isinstance(event, ConnectionTerminated):
+            self._fail_all(connection_failure(event))
+        for h3_event in self.bridge.quic_event_received(event):
+            self._h3_event_received(h3_event)
+        self.bridge.transmit_actions()
+
+    def error_received(self, exc: Exception) -> None:
+        """An ICMP error for the connected socket, e.g. port unreachable: fail at once."""
+        if self.handshake.done():
+            exc = FetchError(f"the connection broke: {exc}")
+        self._fail_all(exc)
+        self._closed.set()
+
+    def _fail_all(self, error: Exception) -> None:
+        if not self.handshake.done():
+            self.handshake.set_exception(error)
+        for pending in self._pending.values():
+            if not pending.future.done():
+                pending.future.set_exception(error)
+        self._pending.clear()
+
+    def _h3_event_received(self, event: H3Event) -> None:
+        if isinstance(event, H3ConnectionTerminated):
+            # The peer's close is explained from the QUIC event (above); this is this
+            # client's own close after a protocol error (RFC 9114 §8), with the rule broken.
+            if not event.by_peer and event.error_code != ErrorCode.H3_NO_ERROR:
+                self._fail_all(
+                    FetchError(
+                        f"the server broke a rule, so the client closed the connection with"
+                        f" {code_name(event.error_code)}: {event.reason}"
+                    )
+                )
+            return
+        stream_id = getattr(event, "stream_id", None)
+        pending = self._pending.get(stream_id) if stream_id is not None else None
+        if pending is None:
+            return
+        ended = False
+        if isinstance(event, HeadersReceived):
+            if event.trailers:
+                pending.trailers = list(event.headers)
+            elif not event.interim:
+                pending.headers = list(event.headers)
+                pending.status = _status_of(event.headers)
+            ended = event.stream_ended
+        elif isinstance(event, DataReceived):
+            pending.body += event.data
+            ended = event.stream_ended
+        elif isinstance(event, StreamEnded):
+            ended = True
+        elif isinstance(event, StreamReset):
+            del self._pending[event.stream_id]
+            pending.future.set_exception(
+                FetchError(
+                    f"{pending.target.url}: the stream was reset with"
+                    f" {code_name(event.error_code)}"
+                    + (
+                        " (the request was not processed; it may be retried)"
+                        if event.retry_safe
+                        else ""
+                    )
+                )
+            )
+            return
+        if ended:
+            del self._pending[stream_id]  # type: ignore[arg-type]
+            if pending.status is None:
+                pending.future.set_exception(
+                    FetchError(f"{pending.target.url}: the stream ended without a response")
+                )
+            else:
+                pending.future.set_result(
+                    Response(
+                        url=pending.target.url,
+                        status=pending.status,
+                        headers=pending.headers,
+                        body=bytes(pending.body),
+                        trailers=pending.trailers,
+                        stream_id=stream_id,  # type: ignore[arg-type]
+                    )
+                )
+
+
+def _status_of(headers: Sequence[Header]) -> int:
+    for name, value in headers:
+        if name == b":status":
+            return int(value)
+    return 0
+
+
+def connection_failure(event: ConnectionTerminated) -> FetchError:
+    """A one-line explanation of why QUIC closed the connection."""
+    code = event.error_code
+    if event.frame_type is not None and CRYPTO_ERROR_FIRST <= code <= CRYPTO_ERROR_LAST:
+        alert = code - CRYPTO_ERROR_FIRST
+        return FetchError(
+            f"TLS handshake failed (alert {alert}, RFC 9001 §4.8): {event.reason_phrase}"
+        )
+    if event.frame_type is None:
+        return FetchError(f"the server closed the connection with {describe_close(event)}")
+    return FetchError(f"the connection ended: {close_reason(event)}")
+
+
+async def fetch(
+    urls: Sequence[str],
+    method: str = "GET",
+    data: bytes | None = None,
+    *,
+    insecure: bool = False,
+    cafile: str | None = None,
+    record: Path | RecordingFactory | None = None,
+    timeout: float = 10.0,
+    settings: Settings = DEFAULT_SETTINGS,
+) -> list[Response]:
+    """Request every URL; one connection per origin (URLs of one origin share it).
+
+    ``insecure`` skips the certificate check; ``cafile`` trusts the authorities (or the
+    self-signed certificate) in that file instead of the system's. ``record`` writes the
+    connection's trace there (one origin only), or makes its recording (a
+    `RecordingFactory`, as h3learn.capture does). Each origin gets ``timeout`` seconds for
+    connecting and all its responses. Raises FetchError with a one-line reason.
+    """
+    targets = [parse_url(url) for url in urls]
+    origins: dict[tuple[str, int], list[Target]] = {}
+    for target in targets:
+        origins.setdefault(target.origin, []).append(target)
+    if record is not None and len(origins) > 1:
+        raise FetchError("--record writes one connection's trace: give URLs of one origin")
+    responses: dict[str, Response] = {}
+    for (host, port), group in origins.items():
+        # QUIC's idle timer a second later than the overall bound, so that a silent server is
+        # reported as "no answer within N s" rather than by whichever timer fires first.
+        configuration = QuicConfiguration(
+            is_client=True, alpn_protocols=[H3_ALPN], server_name=host, idle_timeout=timeout + 1
+        )
+        if insecure:
+            configuration.verify_mode = ssl.CERT_NONE
+        elif cafile is not None:
+            try:
+                configuration.load_verify_locations(cafile)
+            except (OSError, ValueError) as error:
+                raise FetchError(f"cannot read the CA file {cafile}: {error}") from None
+        for response in await _fetch_origin(
+            host, port, group, method, data, configuration, record, timeout, settings
+        ):
+            responses[response.url] = response
+    return [responses[target.url] for target in targets]
+
+
+async def _fetch_origin(
+    host: str,
+    port: int,
+    targets: list[Target],
+    method: str,
+    data: bytes | None,
+    configuration: QuicConfiguration,
+    record: Path | RecordingFactory | None,
+    timeout: float,
+    settings: Settings,
+) -> list[Response]:
+    """Try each address of the host in turn until one answers (or refuses for good)."""
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_DGRAM)
+    except socket.gaierror as error:
+        raise FetchError(f"cannot resolve {host!r}: {error.strerror}") from None
+    addresses: list[tuple[socket.AddressFamily, tuple[Any, ...]]] = []
+    for info in infos:
+        candidate = (info[0], info[4])
+        if info[0] in (socket.AF_INET, socket.AF_INET6) and candidate not in addresses:
+            addresses.append(candidate)
+    refused: list[str] = []
+    unreachable: list[str] = []
+    for family, sockaddr in addresses:
+        try:
+            return await _fetch_at(
+                family, sockaddr, targets, method, data, configuration, record, timeout, settings
+            )
+        except ConnectionRefusedError:
+            refused.append(format_address(sockaddr))
+        except OSError as error:  # no route, no such interface, ...
+            unreachable.append(f"{format_address(sockaddr)} ({error.strerror or error})")
+    if unreachable:
+        raise FetchError(f"cannot reach {', '.join(refused + unreachable)}")
+    raise FetchError(
+        f"connection refused by {', '.join(refused)}: nothing listens on UDP port {port}"
+    )
+
+
+async def _fetch_at(
+    family: socket.AddressFamily,
+    sockaddr: tuple[Any, ...],
+    targets: list[Target],
+    method: str,
+    data: bytes | None,
+    configuration: QuicConfiguration,
+    record: Path | RecordingFactory | None,
+    timeout: float,
+    settings: Settings,
+) -> list[Response]:
+    loop = asyncio.get_running_loop()
+    peer = format_address(sockaddr)
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        sock.setblocking(False)
+        sock.connect(sockaddr)  # a connected socket hears ICMP errors (RFC 1122 §4.1.3.3)
+    except OSError:
+        sock.close()
+        raise
+    quic = QuicConnection(configuration=configuration)
+    title = f"h3learn get: connection to {peer}"
+    meta = {
+        "odcid": quic.original_destination_connection_id.hex(),
+        "peer_address": peer,
+        "capture": "h3learn get",
+    }
+    if callable(record):
+        recording = record(title, meta)
+    else:
+        journal = None
+        if record is not None:
+            journal = record.parent / f".{record.name}.{secrets.token_hex(4)}.journal"
+        recording = ConnectionRecording(title, meta, journal, record)
+    transport, protocol = await loop.create_datagram_endpoint(
+        lambda: H3ClientProtocol(quic, recording, settings), sock=sock
+    )
+    try:
+        protocol.connect(sockaddr)
+        async with asyncio.timeout(timeout):
+            await protocol.handshake
+            futures = [protocol.request(target, method, data) for target in targets]
+            return list(await asyncio.gather(*futures))
+    except TimeoutError:
+        raise FetchError(
+            f"no answer from {peer} within {timeout:g} s (is an HTTP/3 server listening there?)"
+        ) from None
+    finally:
+        protocol.close_connection()
+        try:
+            async with asyncio.timeout(1.0):
+                await protocol.wait_closed()
+        except TimeoutError:
+            pass
+        transport.close()
+        recording.finish()
