@@ -45,10 +45,9 @@ the project calls them.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from h3learn.events import FieldSpan, NullRecorder, Recorder
@@ -59,6 +58,7 @@ from h3learn.h3.errors import (
     H3ConnectionError,
     H3Error,
     H3StreamError,
+    H3UsageError,
     code_name,
     is_reserved,
     transport_code_name,
@@ -105,8 +105,14 @@ from h3learn.h3.messages import (
     validate_response,
     validate_trailers,
 )
-from h3learn.h3.settings import Settings, qlog_setting, setting_name
+from h3learn.h3.recording import ConnectionTrace, settings_json, stream_type_sections
+from h3learn.h3.settings import Settings
+from h3learn.h3.stream_state import IncomingUniStream, RequestStream
 from h3learn.h3.stream_types import (
+    CLIENT_BIDI,
+    CLIENT_UNI,
+    SERVER_UNI,
+    STREAM_ID_STEP,
     StreamHeader,
     StreamKind,
     StreamType,
@@ -122,19 +128,14 @@ from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.wire.errors import NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
 
-Header = tuple[bytes, bytes]
+#: The public API; the other modules of this package are its parts.
+__all__ = ["DeliberateUnit", "H3Connection", "H3UsageError"]
 
-#: RFC 9000 §2.1: the two low bits of a stream ID.
-CLIENT_BIDI, SERVER_BIDI, CLIENT_UNI, SERVER_UNI = 0, 1, 2, 3
-STREAM_ID_STEP = 4
+Header = tuple[bytes, bytes]
 
 #: RFC 9114 §5.2: the largest GOAWAY identifiers, for "stop sending new requests / pushes".
 MAX_CLIENT_BIDI_STREAM_ID = (1 << 62) - 4
 MAX_PUSH_ID_VALUE = (1 << 62) - 1
-
-
-class H3UsageError(Exception):
-    """The application asked for something the protocol forbids (a local mistake)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,45 +159,6 @@ class DeliberateUnit:
     rule: str
 
 
-@dataclass
-class _RequestStream:
-    """A request stream (or, on a client, a push stream): what has been received on it."""
-
-    stream_id: int
-    exchange: MessageExchange
-    parser: FrameParser
-    push_id: int | None = None
-    #: Frames that arrived while a HEADERS or PUSH_PROMISE waited for QPACK inserts.
-    waiting: deque[ParsedFrame] = field(default_factory=deque)
-    #: The frame whose field section the QPACK decoder is holding (RFC 9204 §2.2.1).
-    blocked_on: ParsedFrame | None = None
-    end_received: bool = False
-    #: A HeadersReceived or DataReceived already said ``stream_ended``: no StreamEnded follows.
-    end_reported: bool = False
-    content: ContentLengthTracker | None = None
-    #: What this endpoint has sent on the stream.
-    headers_sent: bool = False
-    end_sent: bool = False
-    #: Set after a stream error or reset: everything still arriving is ignored.
-    abandoned: bool = False
-    request_method: bytes | None = None
-    #: A CONNECT tunnel (RFC 9114 §4.4): from now on only DATA and unknown frame types.
-    tunnel: bool = False
-
-
-@dataclass
-class _IncomingUniStream:
-    """A unidirectional stream the peer opened (RFC 9114 §6.2)."""
-
-    stream_id: int
-    buffer: bytearray = field(default_factory=bytearray)
-    header: StreamHeader | None = None
-    parser: FrameParser | None = None
-    request: _RequestStream | None = None  # push streams read like a response
-    #: The peer reset it (recorded once, for streams of reserved or unknown types).
-    reset: bool = False
-
-
 class H3Connection:
     """One endpoint of an HTTP/3 connection; see the module docstring."""
 
@@ -217,6 +179,8 @@ class H3Connection:
             raise H3UsageError("only a client remembers the peer's settings (RFC 9114 §7.2.4.2)")
         self.is_client = is_client
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        #: How this endpoint records what it does (recording.py).
+        self.trace = ConnectionTrace(self.recorder, is_client=is_client)
         #: What this endpoint announces (RFC 9114 §7.2.4); decided now, sent by `initiate`.
         self.local_settings = settings if settings is not None else Settings()
         #: The peer's settings: the defaults until its SETTINGS frame arrives (§7.2.4.2).
@@ -245,9 +209,9 @@ class H3Connection:
         self._peer_control_parser = FrameParser(record=self.recorder.enabled)
         self._peer_control_frames = 0
 
-        self._requests: dict[int, _RequestStream] = {}
+        self._requests: dict[int, RequestStream] = {}
         self._finished_requests: set[int] = set()
-        self._incoming_uni: dict[int, _IncomingUniStream] = {}
+        self._incoming_uni: dict[int, IncomingUniStream] = {}
         #: Streams of reserved or unknown types this endpoint opened and has not ended,
         #: with their type (RFC 9114 §6.2.3, §9).
         self._extension_streams: dict[int, int] = {}
@@ -269,11 +233,11 @@ class H3Connection:
         self.goaway_received: int | None = None
         self._largest_processed_request = -1
 
-        self._record(
+        self.trace.record(
             "parameters_set",
             None,
-            {"owner": "local", "settings": self._settings_json(self.local_settings)},
-            summary=f"{self._me}: local SETTINGS decided: {self.local_settings.describe()}",
+            {"owner": "local", "settings": settings_json(self.local_settings)},
+            summary=f"{self.trace.me}: local SETTINGS decided: {self.local_settings.describe()}",
             rfc=("9114#7.2.4",),
         )
         if remembered_settings is not None:
@@ -287,10 +251,10 @@ class H3Connection:
         self.encoder.apply_settings(
             remembered.qpack_max_table_capacity, remembered.qpack_blocked_streams
         )
-        self._record(
+        self.trace.record(
             "parameters_restored",
             None,
-            {"owner": "remote", "settings": self._settings_json(remembered)},
+            {"owner": "remote", "settings": settings_json(remembered)},
             rfc=(zero_rtt.SECTION,),
             summary=(
                 f"client restores the server's SETTINGS remembered from the previous"
@@ -378,14 +342,14 @@ class H3Connection:
         settings: Settings,
         summary: str,
     ) -> None:
-        self._record(
+        self.trace.record(
             "early_data_decision",
             None,
             {
                 "accepted": accepted,
                 "reason": reason,
-                "remembered": self._settings_json(remembered),
-                "settings": self._settings_json(settings),
+                "remembered": settings_json(remembered),
+                "settings": settings_json(settings),
                 "rfc": zero_rtt.SECTION,
             },
             rfc=(zero_rtt.SECTION,),
@@ -420,14 +384,14 @@ class H3Connection:
         writer = SpanWriter(record=self.recorder.enabled)
         header.serialize(writer)
         self._actions.append(SendStreamData(stream_id, writer.unit()))
-        self._record(
+        self.trace.record(
             "stream_type_set",
             stream_id,
             header.qlog(stream_id) | {"owner": "local"},
             raw=writer.unit(),
             fields=writer.field_spans(),
-            rfc=_stream_type_sections(header.stream_type),
-            summary=f"{self._me} opens stream {stream_id}: {header.describe()}",
+            rfc=stream_type_sections(header.stream_type),
+            summary=f"{self.trace.me} opens stream {stream_id}: {header.describe()}",
         )
         return stream_id
 
@@ -453,7 +417,7 @@ class H3Connection:
         self._next_request_stream_id += STREAM_ID_STEP
         stream = self._new_request_stream(stream_id)
         stream.request_method = method
-        self._record(
+        self.trace.record(
             "stream_type_set",
             stream_id,
             {"stream_id": stream_id, "owner": "local", "stream_type": "request"},
@@ -500,12 +464,12 @@ class H3Connection:
         """Close the sending side of a request or push stream cleanly."""
         self._end_stream(self._sending_stream(stream_id))
 
-    def _end_stream(self, stream: _RequestStream) -> None:
+    def _end_stream(self, stream: RequestStream) -> None:
         stream.end_sent = True
         self._actions.append(SendStreamData(stream.stream_id, b"", end_stream=True))
         self._forget_if_done(stream)
 
-    def _sending_stream(self, stream_id: int) -> _RequestStream:
+    def _sending_stream(self, stream_id: int) -> RequestStream:
         stream = self._requests.get(stream_id)
         if stream is None or stream.abandoned:
             raise H3UsageError(f"stream {stream_id} is not an open request or push stream")
@@ -603,7 +567,7 @@ class H3Connection:
             self._extension_streams[stream_id] = stream_type
         if payload and self.recorder.enabled:
             section = stream_type_section(stream_type)
-            self._record(
+            self.trace.record(
                 "raw_bytes_sent",
                 stream_id,
                 {"length": len(payload)},
@@ -620,7 +584,7 @@ class H3Connection:
                     ),
                 ),
                 rfc=(section,),
-                summary=f"{self._arrow}: {len(payload)} bytes on stream {stream_id}, which"
+                summary=f"{self.trace.arrow}: {len(payload)} bytes on stream {stream_id}, which"
                 " the peer will ignore",
             )
         return stream_id
@@ -728,7 +692,7 @@ class H3Connection:
             )
         return identifier
 
-    def _requests_from(self, identifier: int) -> list[_RequestStream]:
+    def _requests_from(self, identifier: int) -> list[RequestStream]:
         """Server: the open request streams at or past a GOAWAY identifier."""
         return [
             stream
@@ -758,7 +722,7 @@ class H3Connection:
                 if error_code == ErrorCode.H3_REQUEST_REJECTED
                 else "the application cancelled the stream"
             )
-            self._record_stream_error(stream_id, error_code, why, "9114#4.1.1", "sent")
+            self.trace.stream_error(stream_id, error_code, why, "9114#4.1.1", "sent")
             self._abandon(stream, error_code, why, "9114#4.1.1")
             self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
 
@@ -767,7 +731,7 @@ class H3Connection:
         if self.closed:
             return
         rule = reason or "the application closed the connection"
-        self._record(
+        self.trace.record(
             "connection_closed" if error_code == ErrorCode.H3_NO_ERROR else "connection_error",
             None,
             {
@@ -778,7 +742,7 @@ class H3Connection:
                 "direction": "sent",
             },
             rfc=("9114#5.3",),
-            summary=f"{self._me} closes the connection: {code_name(error_code)}: {rule}",
+            summary=f"{self.trace.me} closes the connection: {code_name(error_code)}: {rule}",
         )
         self._close(error_code, reason)
 
@@ -800,14 +764,14 @@ class H3Connection:
         frame.serialize(writer)
         self._actions.append(SendStreamData(stream_id, writer.unit()))
         if self.recorder.enabled:
-            self._record(
+            self.trace.record(
                 "frame_created",
                 stream_id,
                 {"stream_id": stream_id, "length": len(writer.buffer), "frame": frame.qlog()},
                 raw=writer.unit(),
                 fields=writer.field_spans(),
                 rfc=(frame.section,),
-                summary=f"{self._arrow}: {frame.describe()} on stream {stream_id}",
+                summary=f"{self.trace.arrow}: {frame.describe()} on stream {stream_id}",
             )
 
     def _check_open(self) -> None:
@@ -838,7 +802,7 @@ class H3Connection:
                 if stream is not None and not stream.abandoned:
                     stream.abandoned = True
                     rejected = error_code == ErrorCode.H3_REQUEST_REJECTED
-                    self._record_stream_error(
+                    self.trace.stream_error(
                         stream_id,
                         error_code,
                         "the server did not process the request, so it may be retried"
@@ -875,7 +839,7 @@ class H3Connection:
         if known_stream_type(stream_type) is not None:
             return
         uni.reset = True
-        self._record_stream_error(
+        self.trace.stream_error(
             stream_id,
             error_code,
             f"the peer reset its {uni.header.describe()}, which this endpoint ignores",
@@ -883,7 +847,7 @@ class H3Connection:
             "received",
         )
 
-    def _end_own_half(self, stream: _RequestStream) -> None:
+    def _end_own_half(self, stream: RequestStream) -> None:
         """After the peer's RESET_STREAM the exchange is over: reset this side's half too.
 
         RFC 9114 §4.1.1 cancels a request in both directions; left open, this half would
@@ -905,7 +869,7 @@ class H3Connection:
     def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
         """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
         if not self.closed:
-            self._record_stream_frame(
+            self.trace.stream_frame(
                 "stop_sending",
                 stream_id,
                 error_code,
@@ -1007,7 +971,7 @@ class H3Connection:
                     )
             no_error = 0 if transport else ErrorCode.H3_NO_ERROR
             clean = idle_timeout is not None or error_code == no_error
-            self._record(
+            self.trace.record(
                 "connection_closed" if clean else "connection_error",
                 None,
                 data,
@@ -1037,7 +1001,7 @@ class H3Connection:
                 "direction": "received",
                 "idle_timeout_ms": round(idle_timeout * 1000),
             }
-            summary = f"{self._me}: QUIC dropped the idle connection: {rule}"
+            summary = f"{self.trace.me}: QUIC dropped the idle connection: {rule}"
             return data, ("9114#5.1", "9000#10.1"), summary
         name = transport_code_name(error_code) if transport else code_name(error_code)
         who = "QUIC closed the connection" if transport else "peer closed the connection"
@@ -1049,7 +1013,7 @@ class H3Connection:
             "rfc": "9000#20.1" if transport else "9114#8",
             "direction": "received",
         }
-        summary = f"{self._me}: {who}: {name}" + (f" ({reason})" if reason else "")
+        summary = f"{self.trace.me}: {who}: {name}" + (f" ({reason})" if reason else "")
         return data, ("9000#10.2",) if transport else ("9114#5.3",), summary
 
     def actions_to_send(self) -> list[Action]:
@@ -1075,7 +1039,7 @@ class H3Connection:
             self._connection_error(H3ConnectionError.from_qpack(error))
 
     def _connection_error(self, error: H3Error) -> None:
-        self._record(
+        self.trace.record(
             "connection_error",
             None,
             {
@@ -1086,12 +1050,12 @@ class H3Connection:
                 "direction": "sent",
             },
             rfc=(error.rfc,),
-            summary=f"{self._me} closes the connection: {error}",
+            summary=f"{self.trace.me} closes the connection: {error}",
         )
         self._close(error.code, str(error))
 
     def _stream_error(self, error: H3StreamError) -> None:
-        self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
+        self.trace.stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
         stream = self._stream_for(error.stream_id)
         if stream is not None:
             self._abandon(stream, error.code, error.rule, error.rfc)
@@ -1106,59 +1070,14 @@ class H3Connection:
     def _stop_sending(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
         """Ask QUIC to send STOP_SENDING: the peer should stop sending on ``stream_id``."""
         self._actions.append(StopSending(stream_id, code))
-        self._record_stream_frame("stop_sending", stream_id, code, why, rfc, "sent")
+        self.trace.stream_frame("stop_sending", stream_id, code, why, rfc, "sent")
 
     def _reset_stream(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
         """Ask QUIC to send RESET_STREAM: this endpoint abandons sending on ``stream_id``."""
         self._actions.append(ResetStream(stream_id, code))
-        self._record_stream_frame("reset_stream", stream_id, code, why, rfc, "sent")
+        self.trace.stream_frame("reset_stream", stream_id, code, why, rfc, "sent")
 
-    def _record_stream_frame(
-        self, name: str, stream_id: int, code: int, why: str, rfc: str, direction: str
-    ) -> None:
-        if not self.recorder.enabled:
-            return
-        frame = "STOP_SENDING" if name == "stop_sending" else "RESET_STREAM"
-        section = "9000#19.5" if name == "stop_sending" else "9000#19.4"
-        if direction == "sent":
-            summary = f"{self._arrow}: {frame} on stream {stream_id}, {code_name(code)}: {why}"
-        else:
-            summary = f"{self._me} receives {frame} on stream {stream_id}, {code_name(code)}"
-        self._record(
-            name,
-            stream_id,
-            {
-                "stream_id": stream_id,
-                "code": code,
-                "code_name": code_name(code),
-                "reason": why,
-                "rfc": rfc,
-                "direction": direction,
-            },
-            rfc=(section, rfc) if rfc != section else (section,),
-            summary=summary,
-        )
-
-    def _record_stream_error(
-        self, stream_id: int, code: int, rule: str, rfc: str, direction: str
-    ) -> None:
-        who = self._me if direction == "sent" else "peer"
-        self._record(
-            "stream_error",
-            stream_id,
-            {
-                "stream_id": stream_id,
-                "code": code,
-                "code_name": code_name(code),
-                "rule": rule,
-                "rfc": rfc,
-                "direction": direction,
-            },
-            rfc=(rfc,),
-            summary=f"{who} resets stream {stream_id}: {code_name(code)}: {rule}",
-        )
-
-    def _stream_for(self, stream_id: int) -> _RequestStream | None:
+    def _stream_for(self, stream_id: int) -> RequestStream | None:
         """The request stream, or (on a client) the incoming push stream, with this ID."""
         stream = self._requests.get(stream_id)
         if stream is None and stream_id in self._incoming_uni:
@@ -1166,7 +1085,7 @@ class H3Connection:
         return stream
 
     def _abandon(
-        self, stream: _RequestStream, error_code: int, why: str, rfc: str = "9114#8"
+        self, stream: RequestStream, error_code: int, why: str, rfc: str = "9114#8"
     ) -> None:
         """Stop both directions of a stream after a stream error or cancellation.
 
@@ -1223,9 +1142,9 @@ class H3Connection:
             return
         self._receive_frames(stream, stream.parser.feed(data), end_stream)
 
-    def _accept_request_stream(self, stream_id: int) -> _RequestStream | None:
+    def _accept_request_stream(self, stream_id: int) -> RequestStream | None:
         stream = self._new_request_stream(stream_id)
-        self._record(
+        self.trace.record(
             "stream_type_set",
             stream_id,
             {"stream_id": stream_id, "owner": "remote", "stream_type": "request"},
@@ -1246,8 +1165,8 @@ class H3Connection:
         self._largest_processed_request = max(self._largest_processed_request, stream_id)
         return stream
 
-    def _new_request_stream(self, stream_id: int, push_id: int | None = None) -> _RequestStream:
-        stream = _RequestStream(
+    def _new_request_stream(self, stream_id: int, push_id: int | None = None) -> RequestStream:
+        stream = RequestStream(
             stream_id=stream_id,
             exchange=MessageExchange(
                 stream_id, is_push=push_id is not None, receives_request=not self.is_client
@@ -1259,7 +1178,7 @@ class H3Connection:
         return stream
 
     def _receive_frames(
-        self, stream: _RequestStream, frames: list[ParsedFrame], end_stream: bool
+        self, stream: RequestStream, frames: list[ParsedFrame], end_stream: bool
     ) -> None:
         stream.waiting.extend(frames)
         if end_stream:
@@ -1267,7 +1186,7 @@ class H3Connection:
             stream.end_received = True
         self._process_waiting(stream)
 
-    def _process_waiting(self, stream: _RequestStream) -> None:
+    def _process_waiting(self, stream: RequestStream) -> None:
         """Handle queued frames in order, stopping while QPACK holds a field section."""
         while stream.waiting and stream.blocked_on is None and not stream.abandoned:
             self._handle_request_frame(stream, stream.waiting.popleft())
@@ -1287,11 +1206,11 @@ class H3Connection:
                     )
             self._forget_if_done(stream)
 
-    def _handle_request_frame(self, stream: _RequestStream, parsed: ParsedFrame) -> None:
-        self._record_parsed(stream.stream_id, parsed)
+    def _handle_request_frame(self, stream: RequestStream, parsed: ParsedFrame) -> None:
+        self.trace.frame_parsed(stream.stream_id, parsed)
         frame = parsed.frame
         kind = StreamKind.PUSH if stream.push_id is not None else StreamKind.REQUEST
-        check_frame_allowed(frame.frame_type, kind, sender=self._peer)
+        check_frame_allowed(frame.frame_type, kind, sender=self.trace.peer)
         if stream.tunnel and not isinstance(frame, DataFrame | UnknownFrame):
             raise H3ConnectionError(
                 ErrorCode.H3_FRAME_UNEXPECTED,
@@ -1320,14 +1239,14 @@ class H3Connection:
             self._decode_field_section(stream, parsed, frame.field_section)
         # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
 
-    def _ends_with(self, stream: _RequestStream) -> bool:
+    def _ends_with(self, stream: RequestStream) -> bool:
         """Is the frame being delivered the stream's last? (Noted in ``end_reported``.)"""
         ended = stream.end_received and not stream.waiting
         stream.end_reported = stream.end_reported or ended
         return ended
 
     def _decode_field_section(
-        self, stream: _RequestStream, parsed: ParsedFrame, section: bytes
+        self, stream: RequestStream, parsed: ParsedFrame, section: bytes
     ) -> None:
         decoded = self.decoder.decode(stream.stream_id, section)
         if decoded is None:
@@ -1336,7 +1255,7 @@ class H3Connection:
         self._field_section_ready(stream, parsed.frame, decoded)
 
     def _field_section_ready(
-        self, stream: _RequestStream, frame: Frame, decoded: DecodedFieldSection
+        self, stream: RequestStream, frame: Frame, decoded: DecodedFieldSection
     ) -> None:
         headers = decoded.headers
         limit = self.local_settings.max_field_section_size
@@ -1387,14 +1306,14 @@ class H3Connection:
             )
         )
 
-    def _check_message(self, stream: _RequestStream, check: Callable[[], Any]) -> Any:
+    def _check_message(self, stream: RequestStream, check: Callable[[], Any]) -> Any:
         """Run a message check; a malformed message is a stream error (RFC 9114 §4.1.2)."""
         try:
             return check()
         except MalformedMessage as error:
             raise error.as_stream_error(stream.stream_id) from None
 
-    def _transition(self, stream: _RequestStream, event: MessageInput) -> None:
+    def _transition(self, stream: RequestStream, event: MessageInput) -> None:
         old, new = stream.exchange.receive(event)
         if event is MessageInput.INTERIM_HEADERS:
             # No state changes, but it is recorded all the same: the one place a trace shows
@@ -1407,7 +1326,7 @@ class H3Connection:
             summary = f"stream {stream.stream_id}: {old.value} → {new.value} ({event.value})"
         else:
             return
-        self._record(
+        self.trace.record(
             "stream_state_updated",
             stream.stream_id,
             {
@@ -1433,7 +1352,7 @@ class H3Connection:
             except H3StreamError as error:
                 self._stream_error(error)
 
-    def _forget_if_done(self, stream: _RequestStream) -> None:
+    def _forget_if_done(self, stream: RequestStream) -> None:
         """A stream is finished once its message is in and this side has ended its own."""
         if stream.exchange.state is MessageState.COMPLETE and stream.end_sent:
             self._requests.pop(stream.stream_id, None)
@@ -1451,7 +1370,7 @@ class H3Connection:
             )
 
     def _push_promise_ready(
-        self, stream: _RequestStream, push_id: int, headers: list[Header]
+        self, stream: RequestStream, push_id: int, headers: list[Header]
     ) -> None:
         earlier = self._promised.get(push_id)
         if earlier is not None and earlier != headers:
@@ -1488,7 +1407,7 @@ class H3Connection:
             )
         stream = self._incoming_uni.get(stream_id)
         if stream is None:
-            stream = self._incoming_uni[stream_id] = _IncomingUniStream(stream_id)
+            stream = self._incoming_uni[stream_id] = IncomingUniStream(stream_id)
         if stream.header is None:
             stream.buffer += data
             # A copy: the buffer is cleared below, and the event keeps the header's bytes.
@@ -1503,16 +1422,16 @@ class H3Connection:
         self._uni_stream_data(stream, data, end_stream)
 
     def _stream_type_received(
-        self, stream: _IncomingUniStream, header: StreamHeader, reader: SpanReader
+        self, stream: IncomingUniStream, header: StreamHeader, reader: SpanReader
     ) -> None:
         stream.header = header
-        self._record(
+        self.trace.record(
             "stream_type_set",
             stream.stream_id,
             header.qlog(stream.stream_id) | {"owner": "remote"},
             raw=reader.unit(),
             fields=reader.field_spans(),
-            rfc=_stream_type_sections(header.stream_type),
+            rfc=stream_type_sections(header.stream_type),
             summary=f"peer opened stream {stream.stream_id}: {header.describe()}",
         )
         kind = header.stream_type
@@ -1552,7 +1471,7 @@ class H3Connection:
             )
         setattr(self, attribute, stream_id)
 
-    def _push_stream_opened(self, stream: _IncomingUniStream, header: StreamHeader) -> None:
+    def _push_stream_opened(self, stream: IncomingUniStream, header: StreamHeader) -> None:
         if not self.is_client:
             raise H3ConnectionError(
                 ErrorCode.H3_STREAM_CREATION_ERROR,
@@ -1569,7 +1488,7 @@ class H3Connection:
                 "9114#6.2.2",
             )
         self._push_streams_seen.add(push_id)
-        stream.request = _RequestStream(
+        stream.request = RequestStream(
             stream_id=stream.stream_id,
             exchange=MessageExchange(stream.stream_id, is_push=True),
             parser=FrameParser(record=self.recorder.enabled),
@@ -1579,7 +1498,7 @@ class H3Connection:
         if push_id in self._cancelled_pushes:
             self._refuse_push_stream(stream.request)
 
-    def _refuse_push_stream(self, stream: _RequestStream) -> None:
+    def _refuse_push_stream(self, stream: RequestStream) -> None:
         """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
         self._stream_error(
             H3StreamError(
@@ -1591,7 +1510,7 @@ class H3Connection:
             )
         )
 
-    def _uni_stream_data(self, stream: _IncomingUniStream, data: bytes, end_stream: bool) -> None:
+    def _uni_stream_data(self, stream: IncomingUniStream, data: bytes, end_stream: bool) -> None:
         assert stream.header is not None
         kind = stream.header.stream_type
         if kind == StreamType.CONTROL:
@@ -1614,7 +1533,7 @@ class H3Connection:
 
     def _receive_control(self, data: bytes) -> None:
         for parsed in self._peer_control_parser.feed(data):
-            self._record_parsed(self.peer_control_stream_id, parsed)
+            self.trace.frame_parsed(self.peer_control_stream_id, parsed)
             frame = parsed.frame
             first = self._peer_control_frames == 0
             self._peer_control_frames += 1
@@ -1624,7 +1543,7 @@ class H3Connection:
                     f"first frame on the control stream is {frame.describe()}, not SETTINGS",
                     "9114#6.2.1",
                 )
-            check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=self._peer)
+            check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=self.trace.peer)
             if isinstance(frame, SettingsFrame):
                 if not first:
                     raise H3ConnectionError(
@@ -1656,12 +1575,12 @@ class H3Connection:
                 )
         self.peer_settings = settings
         self.peer_settings_received = True
-        self._record(
+        self.trace.record(
             "parameters_set",
             None,
-            {"owner": "remote", "settings": self._settings_json(settings)},
+            {"owner": "remote", "settings": settings_json(settings)},
             rfc=("9114#7.2.4",),
-            summary=f"{self._me} applies the peer's SETTINGS: {settings.describe()}",
+            summary=f"{self.trace.me} applies the peer's SETTINGS: {settings.describe()}",
         )
         self.encoder.apply_settings(
             settings.qpack_max_table_capacity, settings.qpack_blocked_streams
@@ -1750,7 +1669,7 @@ class H3Connection:
                 fields=unit.fields,
                 rfc=unit.rfc,
                 summary=(
-                    f"{self._arrow}: {unit.describe} on stream {stream_id}{fin}, breaking"
+                    f"{self.trace.arrow}: {unit.describe} on stream {stream_id}{fin}, breaking"
                     f" {unit.rule} on purpose"
                 ),
             )
@@ -1777,69 +1696,6 @@ class H3Connection:
         if end_stream:
             self._end_stream(stream)
 
-    # -- recording ---------------------------------------------------------------------------
-
-    @property
-    def _me(self) -> str:
-        return "client" if self.is_client else "server"
-
-    @property
-    def _peer(self) -> str:
-        return "server" if self.is_client else "client"
-
-    @property
-    def _arrow(self) -> str:
-        return "client → server" if self.is_client else "server → client"
-
-    def _record_parsed(self, stream_id: int | None, parsed: ParsedFrame) -> None:
-        if not self.recorder.enabled:
-            return
-        arrow = "server → client" if self.is_client else "client → server"
-        self._record(
-            "frame_parsed",
-            stream_id,
-            {"stream_id": stream_id, "length": len(parsed.raw), "frame": parsed.frame.qlog()},
-            raw=parsed.raw,
-            fields=parsed.spans,
-            rfc=(parsed.frame.section,),
-            summary=f"{arrow}: {parsed.frame.describe()} on stream {stream_id}",
-        )
-
-    def _record(
-        self,
-        name: str,
-        stream_id: int | None,
-        data: dict[str, Any],
-        *,
-        raw: bytes = b"",
-        fields: tuple[Any, ...] = (),
-        rfc: tuple[str, ...] = (),
-        summary: str = "",
-    ) -> None:
-        if self.recorder.enabled:
-            self.recorder.record(
-                category="http3",
-                name=name,
-                stream_id=stream_id,
-                data=data,
-                raw=raw,
-                fields=fields,
-                rfc=rfc,
-                summary=summary,
-            )
-
-    @staticmethod
-    def _settings_json(settings: Settings) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": identifier,
-                "name": setting_name(identifier),
-                "value": value,
-                "qlog": qlog_setting(identifier, value),
-            }
-            for identifier, value in settings.pairs()
-        ]
-
     def _flush_decoder_stream(self) -> None:
         """Send what the QPACK decoder has to say (acknowledgments, RFC 9204 §4.4)."""
         if self.decoder.decoder_stream_id is None:
@@ -1847,12 +1703,6 @@ class H3Connection:
         data = self.decoder.data_to_send()
         if data and not self.closed:
             self._actions.append(SendStreamData(self.decoder.decoder_stream_id, data))
-
-
-def _stream_type_sections(stream_type: int) -> tuple[str, ...]:
-    """What a ``stream_type_set`` event cites: §6.2, and §6.2.3 for a reserved type."""
-    section = stream_type_section(stream_type)
-    return ("9114#6.2",) if section == "9114#6.2" else ("9114#6.2", section)
 
 
 def _is_interim(headers: Sequence[Header]) -> bool:
