@@ -45,28 +45,23 @@ the project calls them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from h3learn.events import FieldSpan, NullRecorder, Recorder
-from h3learn.h3 import zero_rtt
-from h3learn.h3.actions import Action, CloseConnection, ResetStream, SendStreamData, StopSending
+from h3learn.h3 import cancellation, error_handling, zero_rtt
+from h3learn.h3.actions import Action, CloseConnection, SendStreamData
 from h3learn.h3.errors import (
     ErrorCode,
     H3ConnectionError,
-    H3Error,
     H3StreamError,
     H3UsageError,
     code_name,
     is_reserved,
     transport_code_name,
 )
-from h3learn.h3.frame_parser import (
-    FrameParser,
-    ParsedFrame,
-)
+from h3learn.h3.frame_parser import FrameParser, ParsedFrame
 from h3learn.h3.frames import (
     CancelPushFrame,
     DataFrame,
@@ -123,7 +118,6 @@ from h3learn.h3.stream_types import (
 )
 from h3learn.qpack.decoder import DecodedFieldSection, Decoder
 from h3learn.qpack.encoder import Encoder
-from h3learn.qpack.errors import QpackError
 from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.wire.errors import NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
@@ -681,14 +675,15 @@ class H3Connection:
         for stream in excluded:
             # RFC 9114 §5.2: requests the GOAWAY excludes are cancelled explicitly, as
             # rejected (never processed), so that the client may retry them elsewhere.
-            self._stream_error(
+            error_handling.stream_error(
+                self,
                 H3StreamError(
                     ErrorCode.H3_REQUEST_REJECTED,
                     f"GOAWAY {identifier} excludes the request on stream {stream.stream_id},"
                     " which will not be processed",
                     "9114#5.2",
                     stream_id=stream.stream_id,
-                )
+                ),
             )
         return identifier
 
@@ -704,27 +699,7 @@ class H3Connection:
         self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
     ) -> None:
         """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
-        stream = self._stream_for(stream_id)
-        if error_code == ErrorCode.H3_REQUEST_REJECTED:
-            # RFC 9114 §4.1.1: "rejected" promises the request was never processed. A client
-            # never says so (it answers a server's STOP_SENDING in receive_stop_sending), and
-            # a server may not once the request reached its application.
-            if self.is_client:
-                raise H3UsageError("a client does not use H3_REQUEST_REJECTED (RFC 9114 §4.1.1)")
-            if stream is not None and stream.exchange.state is not MessageState.EXPECTING_HEADERS:
-                raise H3UsageError(
-                    f"the request on stream {stream_id} was processed: H3_REQUEST_CANCELLED,"
-                    " not H3_REQUEST_REJECTED (RFC 9114 §4.1.1)"
-                )
-        if stream is not None and not stream.abandoned:
-            why = (
-                "the server rejects the request before processing any of it"
-                if error_code == ErrorCode.H3_REQUEST_REJECTED
-                else "the application cancelled the stream"
-            )
-            self.trace.stream_error(stream_id, error_code, why, "9114#4.1.1", "sent")
-            self._abandon(stream, error_code, why, "9114#4.1.1")
-            self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
+        cancellation.reset_stream(self, stream_id, error_code)
 
     def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
         """Close the connection (RFC 9114 §5.3)."""
@@ -785,7 +760,7 @@ class H3Connection:
     ) -> list[H3Event]:
         """Bytes QUIC delivered on a stream, in order; returns what they meant."""
         if not self.closed:
-            with self._guard():
+            with error_handling.guard(self):
                 if is_bidirectional(stream_id):
                     self._receive_bidirectional(stream_id, data, end_stream)
                 else:
@@ -796,33 +771,9 @@ class H3Connection:
     def receive_stream_reset(self, stream_id: int, error_code: int) -> list[H3Event]:
         """The peer sent RESET_STREAM: it abandoned sending on ``stream_id``."""
         if not self.closed:
-            with self._guard():
+            with error_handling.guard(self):
                 self._check_critical_closed(stream_id, "reset")
-                stream = self._stream_for(stream_id)
-                if stream is not None and not stream.abandoned:
-                    stream.abandoned = True
-                    rejected = error_code == ErrorCode.H3_REQUEST_REJECTED
-                    self.trace.stream_error(
-                        stream_id,
-                        error_code,
-                        "the server did not process the request, so it may be retried"
-                        if rejected
-                        else "peer reset the stream",
-                        "9114#4.1.1",
-                        "received",
-                    )
-                    # Recorded after the reset that causes it (RFC 9204 §4.4.2).
-                    self.decoder.cancel_stream(stream_id)
-                    self._end_own_half(stream)
-                    self._events.append(
-                        StreamReset(
-                            stream_id=stream_id,
-                            error_code=error_code,
-                            retry_safe=error_code == ErrorCode.H3_REQUEST_REJECTED,
-                        )
-                    )
-                elif stream is None:
-                    self._ignored_stream_reset(stream_id, error_code)
+                cancellation.stream_reset_received(self, stream_id, error_code)
             self._flush_decoder_stream()
         return self._take_events()
 
@@ -847,25 +798,6 @@ class H3Connection:
             "received",
         )
 
-    def _end_own_half(self, stream: RequestStream) -> None:
-        """After the peer's RESET_STREAM the exchange is over: reset this side's half too.
-
-        RFC 9114 §4.1.1 cancels a request in both directions; left open, this half would
-        never end. A request cut off before its header section is H3_REQUEST_INCOMPLETE
-        (RFC 9114 §4.1); anything else is H3_REQUEST_CANCELLED.
-        """
-        if not stream.end_sent:
-            incomplete = not self.is_client and stream.exchange.state is (
-                MessageState.EXPECTING_HEADERS
-            )
-            code = ErrorCode.H3_REQUEST_INCOMPLETE if incomplete else ErrorCode.H3_REQUEST_CANCELLED
-            self._reset_stream(
-                stream.stream_id, code, "the peer reset the stream, so this side ends its half too"
-            )
-            stream.end_sent = True
-        self._requests.pop(stream.stream_id, None)
-        self._finished_requests.add(stream.stream_id)
-
     def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
         """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
         if not self.closed:
@@ -877,30 +809,8 @@ class H3Connection:
                 "9000#3.5",
                 "received",
             )
-            with self._guard():
-                if stream_id in (
-                    self.control_stream_id,
-                    self.encoder.encoder_stream_id,
-                    self.decoder.decoder_stream_id,
-                ):
-                    raise H3ConnectionError(
-                        ErrorCode.H3_CLOSED_CRITICAL_STREAM,
-                        f"peer asked to stop critical stream {stream_id} (STOP_SENDING)",
-                        "9114#6.2.1",
-                    )
-                stream = self._requests.get(stream_id)
-                if stream is not None and not stream.end_sent:
-                    stream.end_sent = True
-                    # RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM.
-                    self._reset_stream(
-                        stream_id,
-                        ErrorCode.H3_REQUEST_CANCELLED,
-                        "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
-                        rfc="9000#3.5",
-                    )
-                    self._forget_if_done(stream)
-                elif stream_id in self._extension_streams:
-                    self._reset_extension_stream(stream_id, error_code)
+            with error_handling.guard(self):
+                cancellation.stop_sending_received(self, stream_id, error_code)
         return self._take_events()
 
     def _reset_extension_stream(self, stream_id: int, stop_code: int) -> None:
@@ -913,7 +823,8 @@ class H3Connection:
         """
         stream_type = self._extension_streams.pop(stream_id)
         if is_reserved(stream_type):
-            self._reset_stream(
+            error_handling.send_reset_stream(
+                self,
                 stream_id,
                 stream_type,
                 "the peer stopped reading this reserved stream; it is reset with a reserved"
@@ -921,7 +832,8 @@ class H3Connection:
                 rfc="9114#6.2.3",
             )
         else:
-            self._reset_stream(
+            error_handling.send_reset_stream(
+                self,
                 stream_id,
                 stop_code,
                 "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
@@ -1027,82 +939,7 @@ class H3Connection:
 
     # -- errors: the one place they are handled (RFC 9114 §8) --------------------------------
 
-    @contextmanager
-    def _guard(self) -> Iterator[None]:
-        try:
-            yield
-        except H3StreamError as error:
-            self._stream_error(error)
-        except H3ConnectionError as error:
-            self._connection_error(error)
-        except QpackError as error:
-            self._connection_error(H3ConnectionError.from_qpack(error))
-
-    def _connection_error(self, error: H3Error) -> None:
-        self.trace.record(
-            "connection_error",
-            None,
-            {
-                "code": error.code,
-                "code_name": code_name(error.code),
-                "rule": error.rule,
-                "rfc": error.rfc,
-                "direction": "sent",
-            },
-            rfc=(error.rfc,),
-            summary=f"{self.trace.me} closes the connection: {error}",
-        )
-        self._close(error.code, str(error))
-
-    def _stream_error(self, error: H3StreamError) -> None:
-        self.trace.stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
-        stream = self._stream_for(error.stream_id)
-        if stream is not None:
-            self._abandon(stream, error.code, error.rule, error.rfc)
-        else:
-            self._stop_sending(error.stream_id, error.code, error.rule, error.rfc)
-            if is_bidirectional(error.stream_id):
-                self._reset_stream(error.stream_id, error.code, error.rule, error.rfc)
-        self._events.append(StreamReset(stream_id=error.stream_id, error_code=error.code))
-
     # -- what QUIC is asked to do to one stream (RFC 9000 §3.5, §19.4, §19.5) -----------------
-
-    def _stop_sending(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
-        """Ask QUIC to send STOP_SENDING: the peer should stop sending on ``stream_id``."""
-        self._actions.append(StopSending(stream_id, code))
-        self.trace.stream_frame("stop_sending", stream_id, code, why, rfc, "sent")
-
-    def _reset_stream(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
-        """Ask QUIC to send RESET_STREAM: this endpoint abandons sending on ``stream_id``."""
-        self._actions.append(ResetStream(stream_id, code))
-        self.trace.stream_frame("reset_stream", stream_id, code, why, rfc, "sent")
-
-    def _stream_for(self, stream_id: int) -> RequestStream | None:
-        """The request stream, or (on a client) the incoming push stream, with this ID."""
-        stream = self._requests.get(stream_id)
-        if stream is None and stream_id in self._incoming_uni:
-            stream = self._incoming_uni[stream_id].request
-        return stream
-
-    def _abandon(
-        self, stream: RequestStream, error_code: int, why: str, rfc: str = "9114#8"
-    ) -> None:
-        """Stop both directions of a stream after a stream error or cancellation.
-
-        ``rfc`` is the rule that led to it, recorded with the STOP_SENDING and RESET_STREAM.
-        """
-        if stream.abandoned:
-            return
-        stream.abandoned = True
-        if stream.blocked_on is not None or not stream.end_received:
-            self.decoder.cancel_stream(stream.stream_id)
-        if not stream.end_received:
-            self._stop_sending(stream.stream_id, error_code, why, rfc)
-        if not stream.end_sent:
-            self._reset_stream(stream.stream_id, error_code, why, rfc)
-            stream.end_sent = True
-        self._requests.pop(stream.stream_id, None)
-        self._finished_requests.add(stream.stream_id)
 
     def _check_critical_closed(self, stream_id: int, how: str) -> None:
         """RFC 9114 §6.2.1, RFC 9204 §4.2: closing a critical stream closes the connection."""
@@ -1153,13 +990,14 @@ class H3Connection:
         )
         if self.goaway_sent is not None and stream_id >= self.goaway_sent:
             # RFC 9114 §5.2: requests at or past the GOAWAY identifier are rejected unprocessed.
-            self._stream_error(
+            error_handling.stream_error(
+                self,
                 H3StreamError(
                     ErrorCode.H3_REQUEST_REJECTED,
                     f"request on stream {stream_id} arrived after GOAWAY {self.goaway_sent}",
                     "9114#5.2",
                     stream_id=stream_id,
-                )
+                ),
             )
             return None
         self._largest_processed_request = max(self._largest_processed_request, stream_id)
@@ -1342,7 +1180,7 @@ class H3Connection:
     def _unblocked(self, sections: list[DecodedFieldSection]) -> None:
         """QPACK inserts arrived: finish the field sections they were holding."""
         for decoded in sections:
-            stream = self._stream_for(decoded.stream_id)
+            stream = error_handling.stream_for(self, decoded.stream_id)
             if stream is None or stream.blocked_on is None:
                 continue
             parsed, stream.blocked_on = stream.blocked_on, None
@@ -1350,7 +1188,7 @@ class H3Connection:
                 self._field_section_ready(stream, parsed.frame, decoded)
                 self._process_waiting(stream)
             except H3StreamError as error:
-                self._stream_error(error)
+                error_handling.stream_error(self, error)
 
     def _forget_if_done(self, stream: RequestStream) -> None:
         """A stream is finished once its message is in and this side has ended its own."""
@@ -1454,7 +1292,8 @@ class H3Connection:
         else:
             # RFC 9114 §6.2, §6.2.3: unknown and reserved types are ignored; asking the peer
             # to stop sending spares it the effort.
-            self._stop_sending(
+            error_handling.send_stop_sending(
+                self,
                 stream.stream_id,
                 ErrorCode.H3_STREAM_CREATION_ERROR,
                 f"stream {stream.stream_id} is of a type this endpoint ignores"
@@ -1500,14 +1339,15 @@ class H3Connection:
 
     def _refuse_push_stream(self, stream: RequestStream) -> None:
         """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
-        self._stream_error(
+        error_handling.stream_error(
+            self,
             H3StreamError(
                 ErrorCode.H3_REQUEST_CANCELLED,
                 f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
                 " cancelled; its response is not used",
                 "9114#7.2.3",
                 stream_id=stream.stream_id,
-            )
+            ),
         )
 
     def _uni_stream_data(self, stream: IncomingUniStream, data: bytes, end_stream: bool) -> None:
@@ -1611,7 +1451,8 @@ class H3Connection:
                 s for s in self._requests.values() if s.stream_id >= identifier and not s.abandoned
             ]
             for stream in rejected:
-                self._abandon(
+                error_handling.abandon(
+                    self,
                     stream,
                     ErrorCode.H3_REQUEST_CANCELLED,
                     f"the server's GOAWAY {identifier} says this request will not be processed",
