@@ -50,17 +50,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3learn.events import FieldSpan, NullRecorder, Recorder
-from h3learn.h3 import cancellation, error_handling, zero_rtt
-from h3learn.h3.actions import Action, CloseConnection, SendStreamData
-from h3learn.h3.errors import (
-    ErrorCode,
-    H3ConnectionError,
-    H3StreamError,
-    H3UsageError,
-    code_name,
-    is_reserved,
-    transport_code_name,
-)
+from h3learn.h3 import cancellation, closure, error_handling, zero_rtt
+from h3learn.h3.actions import Action, SendStreamData
+from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError, is_reserved
 from h3learn.h3.frame_parser import FrameParser, ParsedFrame
 from h3learn.h3.frames import (
     CancelPushFrame,
@@ -78,9 +70,7 @@ from h3learn.h3.frames import (
     is_extension_frame_type,
 )
 from h3learn.h3.http_events import (
-    ConnectionTerminated,
     DataReceived,
-    GoawayReceived,
     H3Event,
     HeadersReceived,
     PushCancelled,
@@ -126,10 +116,6 @@ from h3learn.wire.spans import SpanReader, SpanWriter
 __all__ = ["DeliberateUnit", "H3Connection", "H3UsageError"]
 
 Header = tuple[bytes, bytes]
-
-#: RFC 9114 §5.2: the largest GOAWAY identifiers, for "stop sending new requests / pushes".
-MAX_CLIENT_BIDI_STREAM_ID = (1 << 62) - 4
-MAX_PUSH_ID_VALUE = (1 << 62) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -643,57 +629,8 @@ class H3Connection:
     # -- shutdown (RFC 9114 §5.2) ------------------------------------------------------------
 
     def send_goaway(self, identifier: int | None = None) -> int:
-        """Start a graceful shutdown; returns the identifier sent.
-
-        A server sends the lowest request stream ID it will not process (by default the one
-        after the last request it accepted); a client sends a push ID (by default the next
-        one not yet promised). Later GOAWAYs may lower the identifier, never raise it.
-        """
-        if identifier is None:
-            if self.is_client:
-                identifier = max(self._promised, default=-1) + 1
-            elif self._largest_processed_request < 0:
-                identifier = 0  # no request processed yet: RFC 9114 §5.2 allows zero
-            else:
-                identifier = self._largest_processed_request + STREAM_ID_STEP
-        if not self.is_client and identifier % STREAM_ID_STEP != CLIENT_BIDI:
-            raise H3UsageError(
-                f"a server's GOAWAY carries a client-initiated bidirectional stream ID, not"
-                f" {identifier} (RFC 9114 §7.2.6)"
-            )
-        if self.goaway_sent is not None and identifier > self.goaway_sent:
-            raise H3UsageError("a GOAWAY identifier may never increase (RFC 9114 §5.2)")
-        excluded = [] if self.is_client else self._requests_from(identifier)
-        answered = [stream.stream_id for stream in excluded if stream.headers_sent]
-        if answered:
-            raise H3UsageError(
-                f"the response on stream {answered[0]} has begun, so its request was processed:"
-                f" a GOAWAY cannot exclude it with {identifier} (RFC 9114 §5.2)"
-            )
-        self.goaway_sent = identifier
-        self._send_control_frame(GoawayFrame(identifier))
-        for stream in excluded:
-            # RFC 9114 §5.2: requests the GOAWAY excludes are cancelled explicitly, as
-            # rejected (never processed), so that the client may retry them elsewhere.
-            error_handling.stream_error(
-                self,
-                H3StreamError(
-                    ErrorCode.H3_REQUEST_REJECTED,
-                    f"GOAWAY {identifier} excludes the request on stream {stream.stream_id},"
-                    " which will not be processed",
-                    "9114#5.2",
-                    stream_id=stream.stream_id,
-                ),
-            )
-        return identifier
-
-    def _requests_from(self, identifier: int) -> list[RequestStream]:
-        """Server: the open request streams at or past a GOAWAY identifier."""
-        return [
-            stream
-            for stream in self._requests.values()
-            if stream.push_id is None and stream.stream_id >= identifier and not stream.abandoned
-        ]
+        """Start a graceful shutdown; returns the identifier sent."""
+        return closure.send_goaway(self, identifier)
 
     def reset_stream(
         self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
@@ -703,31 +640,7 @@ class H3Connection:
 
     def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
         """Close the connection (RFC 9114 §5.3)."""
-        if self.closed:
-            return
-        rule = reason or "the application closed the connection"
-        self.trace.record(
-            "connection_closed" if error_code == ErrorCode.H3_NO_ERROR else "connection_error",
-            None,
-            {
-                "code": error_code,
-                "code_name": code_name(error_code),
-                "rule": rule,
-                "rfc": "9114#5.3",
-                "direction": "sent",
-            },
-            rfc=("9114#5.3",),
-            summary=f"{self.trace.me} closes the connection: {code_name(error_code)}: {rule}",
-        )
-        self._close(error_code, reason)
-
-    def _close(self, error_code: int, reason: str) -> None:
-        self.closed = True
-        self.close_code = error_code
-        self._actions.append(CloseConnection(error_code, reason))
-        self._events.append(
-            ConnectionTerminated(error_code=error_code, reason=reason, by_peer=False)
-        )
+        closure.close(self, error_code, reason)
 
     def _send_control_frame(self, frame: Frame) -> None:
         self._check_open()
@@ -848,85 +761,10 @@ class H3Connection:
         transport: bool = False,
         idle_timeout: float | None = None,
     ) -> list[H3Event]:
-        """The QUIC connection ended: the peer closed it, or QUIC itself did.
-
-        ``transport`` says the code is a QUIC transport error code (RFC 9000 §20.1: a
-        CONNECTION_CLOSE of type 0x1c, a TLS failure) rather than an HTTP/3 one (type 0x1d,
-        RFC 9114 §8). A close with no error is recorded as ``connection_closed``, anything
-        else as ``connection_error``. ``idle_timeout`` (seconds) says QUIC dropped the
-        connection because nothing arrived for that long (RFC 9114 §5.1, RFC 9000 §10.1):
-        nothing was sent or received, so ``error_code`` (whatever the QUIC stack reports)
-        means nothing; it is recorded as ``connection_closed`` with ``code_name`` "idle
-        timeout".
-
-        A client lists the requests still waiting for their response (``unanswered_requests``):
-        any of them might have been processed, so none is known to be safe to retry
-        (RFC 9114 §5.4). Those a GOAWAY excluded were reported as rejected when it came.
-        """
-        if not self.closed:
-            self.closed = True
-            self.close_code = error_code
-            data, sections, summary = self._describe_close(
-                error_code, reason, transport, idle_timeout
-            )
-            if self.is_client:
-                unanswered = sorted(
-                    s.stream_id for s in self._requests.values() if s.push_id is None
-                )
-                data["unanswered_requests"] = unanswered
-                if unanswered:
-                    sections += ("9114#5.4",)
-                    streams = ", ".join(str(stream_id) for stream_id in unanswered)
-                    summary += (
-                        f"; no response came on stream {streams}, which may have been processed"
-                        " or not: it is not known to be safe to retry"
-                    )
-            no_error = 0 if transport else ErrorCode.H3_NO_ERROR
-            clean = idle_timeout is not None or error_code == no_error
-            self.trace.record(
-                "connection_closed" if clean else "connection_error",
-                None,
-                data,
-                rfc=sections,
-                summary=summary,
-            )
-            self._events.append(
-                ConnectionTerminated(error_code=error_code, reason=data["rule"], by_peer=True)
-            )
-        return self._take_events()
-
-    def _describe_close(
-        self, error_code: int, reason: str, transport: bool, idle_timeout: float | None
-    ) -> tuple[dict[str, Any], tuple[str, ...], str]:
-        """The data, sections and summary of a close this endpoint was told of."""
-        if idle_timeout is not None:
-            rule = reason or (
-                f"nothing arrived for {idle_timeout:g} s, the idle timeout both endpoints agreed"
-                " on; no CONNECTION_CLOSE is sent"
-            )
-            data = {
-                "code": None,
-                "code_name": "idle timeout",
-                "layer": "quic",
-                "rule": rule,
-                "rfc": "9000#10.1",
-                "direction": "received",
-                "idle_timeout_ms": round(idle_timeout * 1000),
-            }
-            summary = f"{self.trace.me}: QUIC dropped the idle connection: {rule}"
-            return data, ("9114#5.1", "9000#10.1"), summary
-        name = transport_code_name(error_code) if transport else code_name(error_code)
-        who = "QUIC closed the connection" if transport else "peer closed the connection"
-        data = {
-            "code": error_code,
-            "code_name": name,
-            "layer": "quic" if transport else "http3",
-            "rule": reason,
-            "rfc": "9000#20.1" if transport else "9114#8",
-            "direction": "received",
-        }
-        summary = f"{self.trace.me}: {who}: {name}" + (f" ({reason})" if reason else "")
-        return data, ("9000#10.2",) if transport else ("9114#5.3",), summary
+        """The QUIC connection ended: the peer closed it, or QUIC itself did."""
+        return closure.connection_closed(
+            self, error_code, reason, transport=transport, idle_timeout=idle_timeout
+        )
 
     def actions_to_send(self) -> list[Action]:
         """What the transport must do now, in order (and forget)."""
@@ -1393,7 +1231,7 @@ class H3Connection:
                     )
                 self._settings_received(frame)
             elif isinstance(frame, GoawayFrame):
-                self._goaway_received(frame.id)
+                closure.goaway_received(self, frame.id)
             elif isinstance(frame, MaxPushIdFrame):
                 self._max_push_id_received(frame.push_id)
             elif isinstance(frame, CancelPushFrame):
@@ -1426,44 +1264,6 @@ class H3Connection:
             settings.qpack_max_table_capacity, settings.qpack_blocked_streams
         )
         self._events.append(SettingsReceived(settings=dict(frame.settings)))
-
-    def _goaway_received(self, identifier: int) -> None:
-        if self.is_client and identifier % STREAM_ID_STEP != CLIENT_BIDI:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"GOAWAY carries {identifier}, which is not a client-initiated bidirectional"
-                " stream ID",
-                "9114#7.2.6",
-            )
-        if self.goaway_received is not None and identifier > self.goaway_received:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"GOAWAY {identifier} is larger than the previous GOAWAY {self.goaway_received}",
-                "9114#5.2",
-            )
-        self.goaway_received = identifier
-        self._events.append(GoawayReceived(id=identifier))
-        if self.is_client:
-            # RFC 9114 §5.2: requests at or past the identifier will not be processed; the
-            # application may retry them on another connection.
-            # Streams already reset were reported then; they are not reported twice.
-            rejected = [
-                s for s in self._requests.values() if s.stream_id >= identifier and not s.abandoned
-            ]
-            for stream in rejected:
-                error_handling.abandon(
-                    self,
-                    stream,
-                    ErrorCode.H3_REQUEST_CANCELLED,
-                    f"the server's GOAWAY {identifier} says this request will not be processed",
-                )
-                self._events.append(
-                    StreamReset(
-                        stream_id=stream.stream_id,
-                        error_code=ErrorCode.H3_REQUEST_REJECTED,
-                        retry_safe=True,
-                    )
-                )
 
     def _max_push_id_received(self, push_id: int) -> None:
         if self.max_push_id is not None and push_id < self.max_push_id:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from h3learn.h3 import closure
 from h3learn.h3.actions import ResetStream, StopSending
 from h3learn.h3.errors import H3ConnectionError, H3Error, H3StreamError, code_name
 from h3learn.h3.http_events import StreamReset
@@ -60,7 +61,7 @@ def connection_error(conn: H3Connection, error: H3Error) -> None:
         rfc=(error.rfc,),
         summary=f"{conn.trace.me} closes the connection: {error}",
     )
-    conn._close(error.code, str(error))
+    closure.terminate(conn, error.code, str(error))
 
 
 def stream_error(conn: H3Connection, error: H3StreamError) -> None:
