@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from h3learn.h3 import error_handling
+from h3learn.h3 import error_handling, request_streams
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3UsageError
 from h3learn.h3.http_events import StreamReset
 from h3learn.h3.message_exchange import MessageState
@@ -129,6 +129,6 @@ def stop_sending_received(conn: H3Connection, stream_id: int, error_code: int) -
             "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
             rfc="9000#3.5",
         )
-        conn._forget_if_done(stream)
+        request_streams.forget_if_done(conn, stream)
     elif stream_id in conn._extension_streams:
         conn._reset_extension_stream(stream_id, error_code)

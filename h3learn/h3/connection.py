@@ -45,21 +45,19 @@ the project calls them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from h3learn.events import FieldSpan, NullRecorder, Recorder
-from h3learn.h3 import cancellation, closure, error_handling, zero_rtt
+from h3learn.h3 import cancellation, closure, error_handling, request_streams, zero_rtt
 from h3learn.h3.actions import Action, SendStreamData
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError, is_reserved
-from h3learn.h3.frame_parser import FrameParser, ParsedFrame
+from h3learn.h3.frame_parser import FrameParser
 from h3learn.h3.frames import (
     CancelPushFrame,
-    DataFrame,
     Frame,
     GoawayFrame,
-    HeadersFrame,
     MaxPushIdFrame,
     PriorityUpdateFrame,
     PushPromiseFrame,
@@ -70,26 +68,14 @@ from h3learn.h3.frames import (
     is_extension_frame_type,
 )
 from h3learn.h3.http_events import (
-    DataReceived,
     H3Event,
-    HeadersReceived,
     PushCancelled,
     PushPromiseReceived,
     SettingsReceived,
-    StreamEnded,
     StreamReset,
 )
-from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageState
-from h3learn.h3.messages import (
-    CONNECT,
-    ContentLengthTracker,
-    MalformedMessage,
-    UnpushableRequest,
-    validate_push_promise_request,
-    validate_request,
-    validate_response,
-    validate_trailers,
-)
+from h3learn.h3.message_exchange import MessageExchange, MessageState
+from h3learn.h3.messages import MalformedMessage, UnpushableRequest, validate_push_promise_request
 from h3learn.h3.recording import ConnectionTrace, settings_json, stream_type_sections
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
@@ -106,7 +92,7 @@ from h3learn.h3.stream_types import (
     parse_stream_header,
     stream_type_section,
 )
-from h3learn.qpack.decoder import DecodedFieldSection, Decoder
+from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder import Encoder
 from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.wire.errors import NeedMoreData
@@ -379,105 +365,21 @@ class H3Connection:
 
     def send_request(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Client: open the next request stream and send the header section on it."""
-        self._check_can_request()
-        head = validate_request(
-            headers, enable_connect_protocol=self.peer_settings.enable_connect_protocol
-        )
-        return self._open_request(headers, head.method, end_stream)
-
-    def _check_can_request(self) -> None:
-        if not self.is_client:
-            raise H3UsageError("only a client sends requests (RFC 9114 §4.1)")
-        if self.goaway_received is not None:
-            raise H3UsageError("the server sent GOAWAY: no new requests (RFC 9114 §5.2)")
-        self._check_open()
-
-    def _open_request(self, headers: Sequence[Header], method: bytes, end_stream: bool) -> int:
-        stream_id = self._next_request_stream_id
-        self._next_request_stream_id += STREAM_ID_STEP
-        stream = self._new_request_stream(stream_id)
-        stream.request_method = method
-        self.trace.record(
-            "stream_type_set",
-            stream_id,
-            {"stream_id": stream_id, "owner": "local", "stream_type": "request"},
-            rfc=("9114#6.1",),
-            summary=f"client opens request stream {stream_id}",
-        )
-        self._send_field_section(stream_id, headers)
-        stream.headers_sent = True
-        if end_stream:
-            self._end_stream(stream)
-        return stream_id
+        return request_streams.send_request(self, headers, end_stream)
 
     def send_headers(
         self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
     ) -> None:
         """Send a header section (a response, an interim response) or, after content, trailers."""
-        self._check_open()
-        stream = self._sending_stream(stream_id)
-        if stream.headers_sent and stream.request_method == CONNECT:
-            raise H3UsageError(f"stream {stream_id} is a CONNECT tunnel: DATA only (RFC 9114 §4.4)")
-        if stream.headers_sent:
-            validate_trailers(headers)
-        elif not self.is_client:
-            validate_response(headers)
-        self._send_field_section(stream_id, headers)
-        final = self.is_client or stream.headers_sent or not _is_interim(headers)
-        if final:
-            stream.headers_sent = True
-        if end_stream:
-            self._end_stream(stream)
+        request_streams.send_headers(self, stream_id, headers, end_stream)
 
     def send_data(self, stream_id: int, data: bytes, end_stream: bool = False) -> None:
         """Send content (RFC 9114 §7.2.1), after the header section."""
-        self._check_open()
-        stream = self._sending_stream(stream_id)
-        if not stream.headers_sent:
-            raise H3UsageError(f"stream {stream_id}: DATA before HEADERS breaks RFC 9114 §4.1")
-        if data:
-            self._send_frame(stream_id, DataFrame(data))
-        if end_stream:
-            self._end_stream(stream)
+        request_streams.send_data(self, stream_id, data, end_stream)
 
     def end_stream(self, stream_id: int) -> None:
         """Close the sending side of a request or push stream cleanly."""
-        self._end_stream(self._sending_stream(stream_id))
-
-    def _end_stream(self, stream: RequestStream) -> None:
-        stream.end_sent = True
-        self._actions.append(SendStreamData(stream.stream_id, b"", end_stream=True))
-        self._forget_if_done(stream)
-
-    def _sending_stream(self, stream_id: int) -> RequestStream:
-        stream = self._requests.get(stream_id)
-        if stream is None or stream.abandoned:
-            raise H3UsageError(f"stream {stream_id} is not an open request or push stream")
-        if stream.end_sent:
-            raise H3UsageError(f"stream {stream_id} is already closed for sending")
-        return stream
-
-    def _send_field_section(self, stream_id: int, headers: Sequence[Header]) -> None:
-        limit = self.peer_settings.max_field_section_size
-        if limit is not None:
-            size = sum(len(name) + len(value) + 32 for name, value in headers)
-            if size > limit:
-                raise H3UsageError(
-                    f"field section of {size} bytes exceeds the peer's"
-                    f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit} (RFC 9114 §4.2.2)"
-                )
-        self._send_frame(stream_id, HeadersFrame(self._encode(stream_id, headers)))
-
-    def _encode(self, stream_id: int, headers: Sequence[Header]) -> bytes:
-        """QPACK-encode a field section for ``stream_id``; its inserts go on the encoder
-        stream, within the flow-control credit the transport reported (RFC 9204 §2.1.3)."""
-        encoder_stream, field_section = self.encoder.encode(
-            stream_id, list(headers), credit=self._encoder_stream_credit()
-        )
-        if encoder_stream:
-            assert self.encoder.encoder_stream_id is not None, "initiate() first"
-            self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
-        return field_section
+        request_streams.end_sending(self, request_streams.sending_stream(self, stream_id))
 
     # -- flow control (QUIC's, RFC 9000 §4; what QPACK must respect, RFC 9204 §2.1.3) ------
 
@@ -526,7 +428,7 @@ class H3Connection:
                 " (RFC 9114 §7.2.8)"
             )
         if stream_id != self.control_stream_id:
-            self._sending_stream(stream_id)
+            request_streams.sending_stream(self, stream_id)
         self._send_frame(stream_id, UnknownFrame(frame_type, payload))
 
     def open_extension_stream(
@@ -593,13 +495,15 @@ class H3Connection:
             # Whatever its push ID: after a GOAWAY no new push may be promised at all.
             raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
         validate_push_promise_request(headers)
-        if self._sending_stream(stream_id).push_id is not None:
+        if request_streams.sending_stream(self, stream_id).push_id is not None:
             raise H3UsageError(
                 f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)"
             )
         push_id = self._next_push_id
         self._next_push_id += 1
-        self._send_frame(stream_id, PushPromiseFrame(push_id, self._encode(stream_id, headers)))
+        self._send_frame(
+            stream_id, PushPromiseFrame(push_id, request_streams.encode(self, stream_id, headers))
+        )
         self._promised[push_id] = list(headers)
         return push_id
 
@@ -615,7 +519,7 @@ class H3Connection:
             raise H3UsageError(f"push ID {push_id} was cancelled: no push stream (RFC 9114 §7.2.3)")
         self._push_streams_seen.add(push_id)
         stream_id = self._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
-        stream = self._new_request_stream(stream_id, push_id=push_id)
+        stream = request_streams.new_request_stream(self, stream_id, push_id=push_id)
         # A push stream is unidirectional: nothing will come back on it.
         stream.end_received = True
         stream.exchange.state = MessageState.COMPLETE
@@ -675,7 +579,7 @@ class H3Connection:
         if not self.closed:
             with error_handling.guard(self):
                 if is_bidirectional(stream_id):
-                    self._receive_bidirectional(stream_id, data, end_stream)
+                    request_streams.receive_bidirectional(self, stream_id, data, end_stream)
                 else:
                     self._receive_unidirectional(stream_id, data, end_stream)
             self._flush_decoder_stream()
@@ -796,243 +700,7 @@ class H3Connection:
 
     # -- request streams (RFC 9114 §4.1, §6.1) ----------------------------------------------
 
-    def _receive_bidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
-        stream = self._requests.get(stream_id)
-        if stream is None:
-            # Checked first: a response already in flight when this client cancelled its
-            # request still arrives, and is discarded (RFC 9114 §4.1.1), not an error.
-            if stream_id in self._finished_requests:
-                return  # late data on a stream already finished or reset: discarded
-            if self.is_client or stream_id & 0x3 != CLIENT_BIDI:
-                raise H3ConnectionError(
-                    ErrorCode.H3_STREAM_CREATION_ERROR,
-                    f"bidirectional stream {stream_id} opened by the server; HTTP/3 uses only"
-                    " client-initiated ones",
-                    "9114#6.1",
-                )
-            stream = self._accept_request_stream(stream_id)
-            if stream is None:
-                return
-        if stream.abandoned:
-            return
-        self._receive_frames(stream, stream.parser.feed(data), end_stream)
-
-    def _accept_request_stream(self, stream_id: int) -> RequestStream | None:
-        stream = self._new_request_stream(stream_id)
-        self.trace.record(
-            "stream_type_set",
-            stream_id,
-            {"stream_id": stream_id, "owner": "remote", "stream_type": "request"},
-            rfc=("9114#6.1",),
-            summary=f"client opened request stream {stream_id}",
-        )
-        if self.goaway_sent is not None and stream_id >= self.goaway_sent:
-            # RFC 9114 §5.2: requests at or past the GOAWAY identifier are rejected unprocessed.
-            error_handling.stream_error(
-                self,
-                H3StreamError(
-                    ErrorCode.H3_REQUEST_REJECTED,
-                    f"request on stream {stream_id} arrived after GOAWAY {self.goaway_sent}",
-                    "9114#5.2",
-                    stream_id=stream_id,
-                ),
-            )
-            return None
-        self._largest_processed_request = max(self._largest_processed_request, stream_id)
-        return stream
-
-    def _new_request_stream(self, stream_id: int, push_id: int | None = None) -> RequestStream:
-        stream = RequestStream(
-            stream_id=stream_id,
-            exchange=MessageExchange(
-                stream_id, is_push=push_id is not None, receives_request=not self.is_client
-            ),
-            parser=FrameParser(record=self.recorder.enabled),
-            push_id=push_id,
-        )
-        self._requests[stream_id] = stream
-        return stream
-
-    def _receive_frames(
-        self, stream: RequestStream, frames: list[ParsedFrame], end_stream: bool
-    ) -> None:
-        stream.waiting.extend(frames)
-        if end_stream:
-            stream.parser.eof()
-            stream.end_received = True
-        self._process_waiting(stream)
-
-    def _process_waiting(self, stream: RequestStream) -> None:
-        """Handle queued frames in order, stopping while QPACK holds a field section."""
-        while stream.waiting and stream.blocked_on is None and not stream.abandoned:
-            self._handle_request_frame(stream, stream.waiting.popleft())
-        if (
-            stream.end_received
-            and not stream.waiting
-            and stream.blocked_on is None
-            and not stream.abandoned
-        ):
-            if stream.exchange.state is not MessageState.COMPLETE:
-                self._transition(stream, MessageInput.END_OF_STREAM)
-                if stream.content is not None:
-                    self._check_message(stream, stream.content.finish)
-                if not stream.end_reported:
-                    self._events.append(
-                        StreamEnded(stream_id=stream.stream_id, push_id=stream.push_id)
-                    )
-            self._forget_if_done(stream)
-
-    def _handle_request_frame(self, stream: RequestStream, parsed: ParsedFrame) -> None:
-        self.trace.frame_parsed(stream.stream_id, parsed)
-        frame = parsed.frame
-        kind = StreamKind.PUSH if stream.push_id is not None else StreamKind.REQUEST
-        check_frame_allowed(frame.frame_type, kind, sender=self.trace.peer)
-        if stream.tunnel and not isinstance(frame, DataFrame | UnknownFrame):
-            raise H3ConnectionError(
-                ErrorCode.H3_FRAME_UNEXPECTED,
-                f"{frame.describe()} on stream {stream.stream_id}, a CONNECT tunnel, which"
-                " carries only DATA frames",
-                "9114#4.4",
-            )
-        if isinstance(frame, DataFrame):
-            self._transition(stream, MessageInput.DATA)
-            if stream.content is not None:
-                self._check_message(stream, lambda: stream.content.add(len(frame.data)))  # type: ignore[union-attr]
-            self._events.append(
-                DataReceived(
-                    stream_id=stream.stream_id,
-                    data=frame.data,
-                    push_id=stream.push_id,
-                    stream_ended=self._ends_with(stream),
-                )
-            )
-        elif isinstance(frame, HeadersFrame):
-            stream.exchange.check_headers_frame()
-            self._decode_field_section(stream, parsed, frame.field_section)
-        elif isinstance(frame, PushPromiseFrame):
-            self._transition(stream, MessageInput.PUSH_PROMISE)
-            self._check_push_id_allowed(frame.push_id, "PUSH_PROMISE", "9114#7.2.5")
-            self._decode_field_section(stream, parsed, frame.field_section)
-        # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
-
-    def _ends_with(self, stream: RequestStream) -> bool:
-        """Is the frame being delivered the stream's last? (Noted in ``end_reported``.)"""
-        ended = stream.end_received and not stream.waiting
-        stream.end_reported = stream.end_reported or ended
-        return ended
-
-    def _decode_field_section(
-        self, stream: RequestStream, parsed: ParsedFrame, section: bytes
-    ) -> None:
-        decoded = self.decoder.decode(stream.stream_id, section)
-        if decoded is None:
-            stream.blocked_on = parsed  # RFC 9204 §2.2.1: wait for the encoder stream
-            return
-        self._field_section_ready(stream, parsed.frame, decoded)
-
-    def _field_section_ready(
-        self, stream: RequestStream, frame: Frame, decoded: DecodedFieldSection
-    ) -> None:
-        headers = decoded.headers
-        limit = self.local_settings.max_field_section_size
-        if limit is not None:
-            size = sum(len(name) + len(value) + 32 for name, value in headers)
-            if size > limit:
-                raise H3StreamError(
-                    ErrorCode.H3_EXCESSIVE_LOAD,
-                    f"field section of {size} bytes is larger than this endpoint's"
-                    f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit}",
-                    "9114#4.2.2",
-                    stream_id=stream.stream_id,
-                )
-        if isinstance(frame, PushPromiseFrame):
-            self._push_promise_ready(stream, frame.push_id, headers)
-            return
-        trailers = stream.exchange.state is not MessageState.EXPECTING_HEADERS
-        interim = False
-        if trailers:
-            self._check_message(stream, lambda: validate_trailers(headers))
-        elif self.is_client or stream.push_id is not None:
-            head = self._check_message(stream, lambda: validate_response(headers))
-            interim = head.informational
-            if not interim:
-                stream.content = ContentLengthTracker.for_response(
-                    head, request_method=stream.request_method or b"GET"
-                )
-                stream.tunnel = stream.request_method == CONNECT and 200 <= head.status < 300
-        else:
-            request = self._check_message(
-                stream,
-                lambda: validate_request(
-                    headers, enable_connect_protocol=self.local_settings.enable_connect_protocol
-                ),
-            )
-            stream.request_method = request.method
-            stream.content = ContentLengthTracker.for_request(request)
-            stream.tunnel = request.method == CONNECT
-        self._transition(stream, MessageInput.INTERIM_HEADERS if interim else MessageInput.HEADERS)
-        self._events.append(
-            HeadersReceived(
-                stream_id=stream.stream_id,
-                headers=headers,
-                interim=interim,
-                trailers=trailers,
-                push_id=stream.push_id,
-                stream_ended=self._ends_with(stream),
-            )
-        )
-
-    def _check_message(self, stream: RequestStream, check: Callable[[], Any]) -> Any:
-        """Run a message check; a malformed message is a stream error (RFC 9114 §4.1.2)."""
-        try:
-            return check()
-        except MalformedMessage as error:
-            raise error.as_stream_error(stream.stream_id) from None
-
-    def _transition(self, stream: RequestStream, event: MessageInput) -> None:
-        old, new = stream.exchange.receive(event)
-        if event is MessageInput.INTERIM_HEADERS:
-            # No state changes, but it is recorded all the same: the one place a trace shows
-            # that a 1xx response was read as interim, with the final response still to come.
-            summary = (
-                f"stream {stream.stream_id}: an interim (1xx) response; still {old.value},"
-                " the final response is to come"
-            )
-        elif old is not new:
-            summary = f"stream {stream.stream_id}: {old.value} → {new.value} ({event.value})"
-        else:
-            return
-        self.trace.record(
-            "stream_state_updated",
-            stream.stream_id,
-            {
-                "stream_id": stream.stream_id,
-                "old": old.value,
-                "new": new.value,
-                "trigger": event.value,
-            },
-            rfc=("9114#4.1",),
-            summary=summary,
-        )
-
-    def _unblocked(self, sections: list[DecodedFieldSection]) -> None:
-        """QPACK inserts arrived: finish the field sections they were holding."""
-        for decoded in sections:
-            stream = error_handling.stream_for(self, decoded.stream_id)
-            if stream is None or stream.blocked_on is None:
-                continue
-            parsed, stream.blocked_on = stream.blocked_on, None
-            try:
-                self._field_section_ready(stream, parsed.frame, decoded)
-                self._process_waiting(stream)
-            except H3StreamError as error:
-                error_handling.stream_error(self, error)
-
-    def _forget_if_done(self, stream: RequestStream) -> None:
-        """A stream is finished once its message is in and this side has ended its own."""
-        if stream.exchange.state is MessageState.COMPLETE and stream.end_sent:
-            self._requests.pop(stream.stream_id, None)
-            self._finished_requests.add(stream.stream_id)
+    # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
 
     # -- server push, receiving side (RFC 9114 §4.6) ----------------------------------------
 
@@ -1195,14 +863,16 @@ class H3Connection:
             self._receive_control(data)
         elif kind == StreamType.QPACK_ENCODER:
             if data:
-                self._unblocked(self.decoder.feed_encoder(data))
+                request_streams.unblocked(self, self.decoder.feed_encoder(data))
         elif kind == StreamType.QPACK_DECODER:
             if data:
                 self.encoder.feed_decoder(data)
         elif kind == StreamType.PUSH:
             assert stream.request is not None
             if not stream.request.abandoned:
-                self._receive_frames(stream.request, stream.request.parser.feed(data), end_stream)
+                request_streams.receive_frames(
+                    self, stream.request, stream.request.parser.feed(data), end_stream
+                )
             return
         if end_stream:
             self._check_critical_closed(stream.stream_id, "closed")
@@ -1322,20 +992,20 @@ class H3Connection:
 
     def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Teaching facility: a request whose header section is sent as given, even malformed."""
-        self._check_can_request()
+        request_streams.check_can_request(self)
         method = next((value for name, value in headers if name == b":method"), b"GET")
-        return self._open_request(headers, method, end_stream)
+        return request_streams.open_request(self, headers, method, end_stream)
 
     def send_headers_unchecked(
         self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
     ) -> None:
         """Teaching facility: a response or trailer section sent as given, even malformed."""
         self._check_open()
-        stream = self._sending_stream(stream_id)
-        self._send_field_section(stream_id, headers)
+        stream = request_streams.sending_stream(self, stream_id)
+        request_streams.send_field_section(self, stream_id, headers)
         stream.headers_sent = True
         if end_stream:
-            self._end_stream(stream)
+            request_streams.end_sending(self, stream)
 
     def _flush_decoder_stream(self) -> None:
         """Send what the QPACK decoder has to say (acknowledgments, RFC 9204 §4.4)."""
@@ -1344,10 +1014,3 @@ class H3Connection:
         data = self.decoder.data_to_send()
         if data and not self.closed:
             self._actions.append(SendStreamData(self.decoder.decoder_stream_id, data))
-
-
-def _is_interim(headers: Sequence[Header]) -> bool:
-    for name, value in headers:
-        if name == b":status":
-            return value.startswith(b"1")
-    return False
