@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3learn.events import FieldSpan, NullRecorder, Recorder
-from h3learn.h3 import cancellation, closure, error_handling, request_streams, zero_rtt
+from h3learn.h3 import cancellation, closure, error_handling, push, request_streams, zero_rtt
 from h3learn.h3.actions import Action, SendStreamData
-from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError, is_reserved
+from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3UsageError, is_reserved
 from h3learn.h3.frame_parser import FrameParser
 from h3learn.h3.frames import (
     CancelPushFrame,
@@ -60,22 +60,13 @@ from h3learn.h3.frames import (
     GoawayFrame,
     MaxPushIdFrame,
     PriorityUpdateFrame,
-    PushPromiseFrame,
     SettingsFrame,
     UnknownFrame,
     check_frame_allowed,
     frame_type_name,
     is_extension_frame_type,
 )
-from h3learn.h3.http_events import (
-    H3Event,
-    PushCancelled,
-    PushPromiseReceived,
-    SettingsReceived,
-    StreamReset,
-)
-from h3learn.h3.message_exchange import MessageExchange, MessageState
-from h3learn.h3.messages import MalformedMessage, UnpushableRequest, validate_push_promise_request
+from h3learn.h3.http_events import H3Event, SettingsReceived, StreamReset
 from h3learn.h3.recording import ConnectionTrace, settings_json, stream_type_sections
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
@@ -475,60 +466,19 @@ class H3Connection:
 
     def send_max_push_id(self, push_id: int) -> None:
         """Client: allow push IDs up to ``push_id`` (RFC 9114 §7.2.7)."""
-        if not self.is_client:
-            raise H3UsageError("only a client sends MAX_PUSH_ID (RFC 9114 §7.2.7)")
-        if self.max_push_id is not None and push_id < self.max_push_id:
-            raise H3UsageError("MAX_PUSH_ID cannot decrease (RFC 9114 §7.2.7)")
-        self.max_push_id = push_id
-        self._send_control_frame(MaxPushIdFrame(push_id))
+        push.send_max_push_id(self, push_id)
 
     def send_push_promise(self, stream_id: int, headers: Sequence[Header]) -> int:
         """Server: promise a response to ``headers`` on request stream ``stream_id``."""
-        if self.is_client:
-            raise H3UsageError("only a server promises pushes (RFC 9114 §4.6)")
-        if self.max_push_id is None or self._next_push_id > self.max_push_id:
-            raise H3UsageError(
-                f"push ID {self._next_push_id} is not allowed: the client's MAX_PUSH_ID is"
-                f" {self.max_push_id} (RFC 9114 §4.6)"
-            )
-        if self.goaway_received is not None:
-            # Whatever its push ID: after a GOAWAY no new push may be promised at all.
-            raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
-        validate_push_promise_request(headers)
-        if request_streams.sending_stream(self, stream_id).push_id is not None:
-            raise H3UsageError(
-                f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)"
-            )
-        push_id = self._next_push_id
-        self._next_push_id += 1
-        self._send_frame(
-            stream_id, PushPromiseFrame(push_id, request_streams.encode(self, stream_id, headers))
-        )
-        self._promised[push_id] = list(headers)
-        return push_id
+        return push.send_push_promise(self, stream_id, headers)
 
     def create_push_stream(self, push_id: int) -> int:
         """Server: open the push stream that fulfils ``push_id``; then send_headers on it."""
-        if push_id not in self._promised:
-            raise H3UsageError(f"push ID {push_id} was never promised")
-        if push_id in self._push_streams_seen:
-            raise H3UsageError(f"push ID {push_id} already has its push stream (RFC 9114 §6.2.2)")
-        if push_id in self._cancelled_pushes:
-            # RFC 9114 §7.2.3: a push cancelled by either side gets no push stream (the client
-            # does not want it; the server said it will not fulfil it).
-            raise H3UsageError(f"push ID {push_id} was cancelled: no push stream (RFC 9114 §7.2.3)")
-        self._push_streams_seen.add(push_id)
-        stream_id = self._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
-        stream = request_streams.new_request_stream(self, stream_id, push_id=push_id)
-        # A push stream is unidirectional: nothing will come back on it.
-        stream.end_received = True
-        stream.exchange.state = MessageState.COMPLETE
-        return stream_id
+        return push.create_push_stream(self, push_id)
 
     def cancel_push(self, push_id: int) -> None:
         """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
-        self._cancelled_pushes.add(push_id)
-        self._send_control_frame(CancelPushFrame(push_id))
+        push.cancel_push(self, push_id)
 
     # -- shutdown (RFC 9114 §5.2) ------------------------------------------------------------
 
@@ -704,42 +654,6 @@ class H3Connection:
 
     # -- server push, receiving side (RFC 9114 §4.6) ----------------------------------------
 
-    def _check_push_id_allowed(self, push_id: int, what: str, rfc: str) -> None:
-        if self.max_push_id is None or push_id > self.max_push_id:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"{what} uses push ID {push_id}, but this client's MAX_PUSH_ID is"
-                f" {'not sent' if self.max_push_id is None else self.max_push_id}",
-                rfc,
-            )
-
-    def _push_promise_ready(
-        self, stream: RequestStream, push_id: int, headers: list[Header]
-    ) -> None:
-        earlier = self._promised.get(push_id)
-        if earlier is not None and earlier != headers:
-            raise H3ConnectionError(
-                ErrorCode.H3_GENERAL_PROTOCOL_ERROR,
-                f"push ID {push_id} promised again with different request fields",
-                "9114#4.6",
-            )
-        self._promised[push_id] = headers
-        try:
-            validate_push_promise_request(headers)
-        except UnpushableRequest:
-            # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
-            # its response must not be used: a push stream already open for it is abandoned.
-            self.cancel_push(push_id)
-            for uni in list(self._incoming_uni.values()):
-                if uni.request is not None and uni.request.push_id == push_id:
-                    self._refuse_push_stream(uni.request)
-            return
-        except MalformedMessage as error:
-            raise error.as_stream_error(stream.stream_id) from None
-        self._events.append(
-            PushPromiseReceived(stream_id=stream.stream_id, push_id=push_id, headers=headers)
-        )
-
     # -- unidirectional streams (RFC 9114 §6.2) ----------------------------------------------
 
     def _receive_unidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
@@ -794,7 +708,7 @@ class H3Connection:
             )
             self.encoder.decoder_stream_id = stream.stream_id
         elif kind == StreamType.PUSH:
-            self._push_stream_opened(stream, header)
+            push.push_stream_opened(self, stream, header)
         else:
             # RFC 9114 §6.2, §6.2.3: unknown and reserved types are ignored; asking the peer
             # to stop sending spares it the effort.
@@ -815,46 +729,6 @@ class H3Connection:
                 rfc,
             )
         setattr(self, attribute, stream_id)
-
-    def _push_stream_opened(self, stream: IncomingUniStream, header: StreamHeader) -> None:
-        if not self.is_client:
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"client opened push stream {stream.stream_id}; only servers push",
-                "9114#6.2.2",
-            )
-        push_id = header.push_id
-        assert push_id is not None
-        self._check_push_id_allowed(push_id, f"push stream {stream.stream_id}", "9114#4.6")
-        if push_id in self._push_streams_seen:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"push ID {push_id} used by a second push stream ({stream.stream_id})",
-                "9114#6.2.2",
-            )
-        self._push_streams_seen.add(push_id)
-        stream.request = RequestStream(
-            stream_id=stream.stream_id,
-            exchange=MessageExchange(stream.stream_id, is_push=True),
-            parser=FrameParser(record=self.recorder.enabled),
-            push_id=push_id,
-            end_sent=True,
-        )
-        if push_id in self._cancelled_pushes:
-            self._refuse_push_stream(stream.request)
-
-    def _refuse_push_stream(self, stream: RequestStream) -> None:
-        """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
-        error_handling.stream_error(
-            self,
-            H3StreamError(
-                ErrorCode.H3_REQUEST_CANCELLED,
-                f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
-                " cancelled; its response is not used",
-                "9114#7.2.3",
-                stream_id=stream.stream_id,
-            ),
-        )
 
     def _uni_stream_data(self, stream: IncomingUniStream, data: bytes, end_stream: bool) -> None:
         assert stream.header is not None
@@ -903,9 +777,9 @@ class H3Connection:
             elif isinstance(frame, GoawayFrame):
                 closure.goaway_received(self, frame.id)
             elif isinstance(frame, MaxPushIdFrame):
-                self._max_push_id_received(frame.push_id)
+                push.max_push_id_received(self, frame.push_id)
             elif isinstance(frame, CancelPushFrame):
-                self._cancel_push_received(frame.push_id)
+                push.cancel_push_received(self, frame.push_id)
             elif isinstance(frame, PriorityUpdateFrame):
                 pass  # RFC 9218: a hint for scheduling; shown in the trace, not acted on
 
@@ -934,27 +808,6 @@ class H3Connection:
             settings.qpack_max_table_capacity, settings.qpack_blocked_streams
         )
         self._events.append(SettingsReceived(settings=dict(frame.settings)))
-
-    def _max_push_id_received(self, push_id: int) -> None:
-        if self.max_push_id is not None and push_id < self.max_push_id:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"MAX_PUSH_ID {push_id} is smaller than the previous {self.max_push_id}",
-                "9114#7.2.7",
-            )
-        self.max_push_id = push_id
-
-    def _cancel_push_received(self, push_id: int) -> None:
-        if self.is_client:
-            self._check_push_id_allowed(push_id, "CANCEL_PUSH", "9114#7.2.3")
-        elif push_id not in self._promised:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"CANCEL_PUSH for push ID {push_id}, which no PUSH_PROMISE has used",
-                "9114#7.2.3",
-            )
-        self._cancelled_pushes.add(push_id)
-        self._events.append(PushCancelled(push_id=push_id))
 
     # == teaching and test facility: breaking a rule on purpose (RFC 9114 §8) =================
     #

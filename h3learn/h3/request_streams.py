@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from h3learn.h3 import error_handling
+from h3learn.h3 import error_handling, push
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError
 from h3learn.h3.frame_parser import FrameParser, ParsedFrame
@@ -39,6 +39,7 @@ from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageSt
 from h3learn.h3.messages import (
     CONNECT,
     ContentLengthTracker,
+    Header,
     MalformedMessage,
     validate_request,
     validate_response,
@@ -50,8 +51,6 @@ from h3learn.qpack.decoder import DecodedFieldSection
 
 if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
-
-Header = tuple[bytes, bytes]
 
 
 def send_request(conn: H3Connection, headers: Sequence[Header], end_stream: bool = False) -> int:
@@ -285,7 +284,7 @@ def handle_request_frame(conn: H3Connection, stream: RequestStream, parsed: Pars
         decode_field_section(conn, stream, parsed, frame.field_section)
     elif isinstance(frame, PushPromiseFrame):
         transition(conn, stream, MessageInput.PUSH_PROMISE)
-        conn._check_push_id_allowed(frame.push_id, "PUSH_PROMISE", "9114#7.2.5")
+        push.check_push_id_allowed(conn, frame.push_id, "PUSH_PROMISE", "9114#7.2.5")
         decode_field_section(conn, stream, parsed, frame.field_section)
 
 
@@ -322,7 +321,7 @@ def field_section_ready(
                 stream_id=stream.stream_id,
             )
     if isinstance(frame, PushPromiseFrame):
-        conn._push_promise_ready(stream, frame.push_id, headers)
+        push.push_promise_ready(conn, stream, frame.push_id, headers)
         return
     trailers = stream.exchange.state is not MessageState.EXPECTING_HEADERS
     interim = False
