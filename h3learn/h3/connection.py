@@ -50,44 +50,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3learn.events import FieldSpan, NullRecorder, Recorder
-from h3learn.h3 import cancellation, closure, error_handling, push, request_streams, zero_rtt
-from h3learn.h3.actions import Action, SendStreamData
-from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3UsageError, is_reserved
-from h3learn.h3.frame_parser import FrameParser
-from h3learn.h3.frames import (
-    CancelPushFrame,
-    Frame,
-    GoawayFrame,
-    MaxPushIdFrame,
-    PriorityUpdateFrame,
-    SettingsFrame,
-    UnknownFrame,
-    check_frame_allowed,
-    frame_type_name,
-    is_extension_frame_type,
+from h3learn.h3 import (
+    cancellation,
+    closure,
+    error_handling,
+    push,
+    request_streams,
+    unidirectional_streams,
+    zero_rtt,
 )
-from h3learn.h3.http_events import H3Event, SettingsReceived, StreamReset
-from h3learn.h3.recording import ConnectionTrace, settings_json, stream_type_sections
+from h3learn.h3.actions import Action, SendStreamData
+from h3learn.h3.errors import ErrorCode, H3UsageError, is_reserved
+from h3learn.h3.frame_parser import FrameParser
+from h3learn.h3.frames import Frame, UnknownFrame, frame_type_name, is_extension_frame_type
+from h3learn.h3.http_events import H3Event, StreamReset
+from h3learn.h3.recording import ConnectionTrace, settings_json
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
 from h3learn.h3.stream_types import (
     CLIENT_BIDI,
     CLIENT_UNI,
     SERVER_UNI,
-    STREAM_ID_STEP,
     StreamHeader,
-    StreamKind,
-    StreamType,
     is_bidirectional,
     known_stream_type,
-    parse_stream_header,
     stream_type_section,
 )
 from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder import Encoder
 from h3learn.qpack.flow_control import EncoderStreamCredit
-from h3learn.wire.errors import NeedMoreData
-from h3learn.wire.spans import SpanReader, SpanWriter
+from h3learn.wire.spans import SpanWriter
 
 #: The public API; the other modules of this package are its parts.
 __all__ = ["DeliberateUnit", "H3Connection", "H3UsageError"]
@@ -326,31 +318,7 @@ class H3Connection:
 
     def initiate(self) -> None:
         """Open the control stream with SETTINGS, and the two QPACK streams."""
-        self.control_stream_id = self._open_uni_stream(StreamHeader(StreamType.CONTROL))
-        self._send_frame(self.control_stream_id, SettingsFrame(self.local_settings.pairs()))
-        self.encoder.encoder_stream_id = self._open_uni_stream(
-            StreamHeader(StreamType.QPACK_ENCODER)
-        )
-        self.decoder.decoder_stream_id = self._open_uni_stream(
-            StreamHeader(StreamType.QPACK_DECODER)
-        )
-
-    def _open_uni_stream(self, header: StreamHeader) -> int:
-        stream_id = self._next_uni_stream_id
-        self._next_uni_stream_id += STREAM_ID_STEP
-        writer = SpanWriter(record=self.recorder.enabled)
-        header.serialize(writer)
-        self._actions.append(SendStreamData(stream_id, writer.unit()))
-        self.trace.record(
-            "stream_type_set",
-            stream_id,
-            header.qlog(stream_id) | {"owner": "local"},
-            raw=writer.unit(),
-            fields=writer.field_spans(),
-            rfc=stream_type_sections(header.stream_type),
-            summary=f"{self.trace.me} opens stream {stream_id}: {header.describe()}",
-        )
-        return stream_id
+        unidirectional_streams.initiate(self)
 
     # == the application's side: sending =====================================================
 
@@ -433,7 +401,7 @@ class H3Connection:
         self._check_open()
         if known_stream_type(stream_type) is not None:
             raise H3UsageError(f"stream type {stream_type:#x} is registered (RFC 9114 §6.2)")
-        stream_id = self._open_uni_stream(StreamHeader(stream_type))
+        stream_id = unidirectional_streams.open_uni_stream(self, StreamHeader(stream_type))
         if payload or end_stream:
             self._actions.append(SendStreamData(stream_id, payload, end_stream=end_stream))
         if not end_stream:
@@ -531,7 +499,7 @@ class H3Connection:
                 if is_bidirectional(stream_id):
                     request_streams.receive_bidirectional(self, stream_id, data, end_stream)
                 else:
-                    self._receive_unidirectional(stream_id, data, end_stream)
+                    unidirectional_streams.receive_unidirectional(self, stream_id, data, end_stream)
             self._flush_decoder_stream()
         return self._take_events()
 
@@ -539,7 +507,7 @@ class H3Connection:
         """The peer sent RESET_STREAM: it abandoned sending on ``stream_id``."""
         if not self.closed:
             with error_handling.guard(self):
-                self._check_critical_closed(stream_id, "reset")
+                unidirectional_streams.check_critical_closed(self, stream_id, "reset")
                 cancellation.stream_reset_received(self, stream_id, error_code)
             self._flush_decoder_stream()
         return self._take_events()
@@ -633,21 +601,6 @@ class H3Connection:
 
     # -- what QUIC is asked to do to one stream (RFC 9000 §3.5, §19.4, §19.5) -----------------
 
-    def _check_critical_closed(self, stream_id: int, how: str) -> None:
-        """RFC 9114 §6.2.1, RFC 9204 §4.2: closing a critical stream closes the connection."""
-        names = {
-            self.peer_control_stream_id: "control",
-            self.peer_encoder_stream_id: "QPACK encoder",
-            self.peer_decoder_stream_id: "QPACK decoder",
-        }
-        name = names.get(stream_id)
-        if name is not None:
-            raise H3ConnectionError(
-                ErrorCode.H3_CLOSED_CRITICAL_STREAM,
-                f"peer {how} its {name} stream {stream_id}",
-                "9114#6.2.1" if name == "control" else "9204#4.2",
-            )
-
     # -- request streams (RFC 9114 §4.1, §6.1) ----------------------------------------------
 
     # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
@@ -656,158 +609,7 @@ class H3Connection:
 
     # -- unidirectional streams (RFC 9114 §6.2) ----------------------------------------------
 
-    def _receive_unidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
-        if stream_id & 0x3 == (CLIENT_UNI if self.is_client else SERVER_UNI):
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"data received on this endpoint's own unidirectional stream {stream_id}",
-                "9114#6.2",
-            )
-        stream = self._incoming_uni.get(stream_id)
-        if stream is None:
-            stream = self._incoming_uni[stream_id] = IncomingUniStream(stream_id)
-        if stream.header is None:
-            stream.buffer += data
-            # A copy: the buffer is cleared below, and the event keeps the header's bytes.
-            reader = SpanReader(bytes(stream.buffer), record=self.recorder.enabled)
-            try:
-                header = parse_stream_header(reader)
-            except NeedMoreData:
-                return  # RFC 9114 §6.2: a stream may even end before its type arrives
-            data = bytes(stream.buffer[reader.position :])
-            stream.buffer.clear()
-            self._stream_type_received(stream, header, reader)
-        self._uni_stream_data(stream, data, end_stream)
-
-    def _stream_type_received(
-        self, stream: IncomingUniStream, header: StreamHeader, reader: SpanReader
-    ) -> None:
-        stream.header = header
-        self.trace.record(
-            "stream_type_set",
-            stream.stream_id,
-            header.qlog(stream.stream_id) | {"owner": "remote"},
-            raw=reader.unit(),
-            fields=reader.field_spans(),
-            rfc=stream_type_sections(header.stream_type),
-            summary=f"peer opened stream {stream.stream_id}: {header.describe()}",
-        )
-        kind = header.stream_type
-        if kind == StreamType.CONTROL:
-            self._claim_critical(
-                "peer_control_stream_id", stream.stream_id, "control", "9114#6.2.1"
-            )
-        elif kind == StreamType.QPACK_ENCODER:
-            self._claim_critical(
-                "peer_encoder_stream_id", stream.stream_id, "QPACK encoder", "9204#4.2"
-            )
-            self.decoder.encoder_stream_id = stream.stream_id
-        elif kind == StreamType.QPACK_DECODER:
-            self._claim_critical(
-                "peer_decoder_stream_id", stream.stream_id, "QPACK decoder", "9204#4.2"
-            )
-            self.encoder.decoder_stream_id = stream.stream_id
-        elif kind == StreamType.PUSH:
-            push.push_stream_opened(self, stream, header)
-        else:
-            # RFC 9114 §6.2, §6.2.3: unknown and reserved types are ignored; asking the peer
-            # to stop sending spares it the effort.
-            error_handling.send_stop_sending(
-                self,
-                stream.stream_id,
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"stream {stream.stream_id} is of a type this endpoint ignores"
-                f" ({header.describe()})",
-                rfc=stream_type_section(kind),
-            )
-
-    def _claim_critical(self, attribute: str, stream_id: int, name: str, rfc: str) -> None:
-        if getattr(self, attribute) is not None:
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"second {name} stream ({stream_id}); the first was {getattr(self, attribute)}",
-                rfc,
-            )
-        setattr(self, attribute, stream_id)
-
-    def _uni_stream_data(self, stream: IncomingUniStream, data: bytes, end_stream: bool) -> None:
-        assert stream.header is not None
-        kind = stream.header.stream_type
-        if kind == StreamType.CONTROL:
-            self._receive_control(data)
-        elif kind == StreamType.QPACK_ENCODER:
-            if data:
-                request_streams.unblocked(self, self.decoder.feed_encoder(data))
-        elif kind == StreamType.QPACK_DECODER:
-            if data:
-                self.encoder.feed_decoder(data)
-        elif kind == StreamType.PUSH:
-            assert stream.request is not None
-            if not stream.request.abandoned:
-                request_streams.receive_frames(
-                    self, stream.request, stream.request.parser.feed(data), end_stream
-                )
-            return
-        if end_stream:
-            self._check_critical_closed(stream.stream_id, "closed")
-
     # -- the control stream (RFC 9114 §6.2.1) ------------------------------------------------
-
-    def _receive_control(self, data: bytes) -> None:
-        for parsed in self._peer_control_parser.feed(data):
-            self.trace.frame_parsed(self.peer_control_stream_id, parsed)
-            frame = parsed.frame
-            first = self._peer_control_frames == 0
-            self._peer_control_frames += 1
-            if first and not isinstance(frame, SettingsFrame):
-                raise H3ConnectionError(
-                    ErrorCode.H3_MISSING_SETTINGS,
-                    f"first frame on the control stream is {frame.describe()}, not SETTINGS",
-                    "9114#6.2.1",
-                )
-            check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=self.trace.peer)
-            if isinstance(frame, SettingsFrame):
-                if not first:
-                    raise H3ConnectionError(
-                        ErrorCode.H3_FRAME_UNEXPECTED,
-                        "second SETTINGS frame on the control stream",
-                        "9114#7.2.4",
-                    )
-                self._settings_received(frame)
-            elif isinstance(frame, GoawayFrame):
-                closure.goaway_received(self, frame.id)
-            elif isinstance(frame, MaxPushIdFrame):
-                push.max_push_id_received(self, frame.push_id)
-            elif isinstance(frame, CancelPushFrame):
-                push.cancel_push_received(self, frame.push_id)
-            elif isinstance(frame, PriorityUpdateFrame):
-                pass  # RFC 9218: a hint for scheduling; shown in the trace, not acted on
-
-    def _settings_received(self, frame: SettingsFrame) -> None:
-        settings = Settings.from_frame(frame)
-        remembered = self.remembered_settings
-        if remembered is not None and self.early_data_accepted is not False:
-            # RFC 9114 §7.2.4.2: a server that took 0-RTT data keeps what it relied on.
-            problem = zero_rtt.incompatibility(
-                remembered, settings, {identifier for identifier, _ in frame.settings}
-            )
-            if problem is not None:
-                raise H3ConnectionError(
-                    problem.code, f"the server accepted 0-RTT, but {problem.rule}", problem.rfc
-                )
-        self.peer_settings = settings
-        self.peer_settings_received = True
-        self.trace.record(
-            "parameters_set",
-            None,
-            {"owner": "remote", "settings": settings_json(settings)},
-            rfc=("9114#7.2.4",),
-            summary=f"{self.trace.me} applies the peer's SETTINGS: {settings.describe()}",
-        )
-        self.encoder.apply_settings(
-            settings.qpack_max_table_capacity, settings.qpack_blocked_streams
-        )
-        self._events.append(SettingsReceived(settings=dict(frame.settings)))
 
     # == teaching and test facility: breaking a rule on purpose (RFC 9114 §8) =================
     #
@@ -841,7 +643,7 @@ class H3Connection:
     def open_stream_deliberately(self, header: StreamHeader) -> int:
         """Teaching facility: open a unidirectional stream of any type (a second control stream)."""
         self._check_open()
-        return self._open_uni_stream(header)
+        return unidirectional_streams.open_uni_stream(self, header)
 
     def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Teaching facility: a request whose header section is sent as given, even malformed."""

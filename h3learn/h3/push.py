@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from h3learn.h3 import error_handling, request_streams
+from h3learn.h3 import error_handling, request_streams, unidirectional_streams
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError
 from h3learn.h3.frame_parser import FrameParser
 from h3learn.h3.frames import CancelPushFrame, MaxPushIdFrame, PushPromiseFrame
@@ -83,7 +83,9 @@ def create_push_stream(conn: H3Connection, push_id: int) -> int:
         # does not want it; the server said it will not fulfil it).
         raise H3UsageError(f"push ID {push_id} was cancelled: no push stream (RFC 9114 §7.2.3)")
     conn._push_streams_seen.add(push_id)
-    stream_id = conn._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
+    stream_id = unidirectional_streams.open_uni_stream(
+        conn, StreamHeader(StreamType.PUSH, push_id=push_id)
+    )
     stream = request_streams.new_request_stream(conn, stream_id, push_id=push_id)
     # A push stream is unidirectional: nothing will come back on it.
     stream.end_received = True
