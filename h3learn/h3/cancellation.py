@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from h3learn.h3 import error_handling, request_streams
+from h3learn.h3 import error_handling, extensions, request_streams
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3UsageError
 from h3learn.h3.http_events import StreamReset
 from h3learn.h3.message_exchange import MessageState
@@ -80,7 +80,7 @@ def stream_reset_received(conn: H3Connection, stream_id: int, error_code: int) -
             )
         )
     elif stream is None:
-        conn._ignored_stream_reset(stream_id, error_code)
+        extensions.ignored_stream_reset(conn, stream_id, error_code)
 
 
 def end_own_half(conn: H3Connection, stream: RequestStream) -> None:
@@ -131,4 +131,4 @@ def stop_sending_received(conn: H3Connection, stream_id: int, error_code: int) -
         )
         request_streams.forget_if_done(conn, stream)
     elif stream_id in conn._extension_streams:
-        conn._reset_extension_stream(stream_id, error_code)
+        extensions.reset_extension_stream(conn, stream_id, error_code)

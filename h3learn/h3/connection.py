@@ -53,17 +53,18 @@ from h3learn.events import FieldSpan, NullRecorder, Recorder
 from h3learn.h3 import (
     cancellation,
     closure,
+    early_data,
     error_handling,
+    extensions,
     push,
     request_streams,
     unidirectional_streams,
-    zero_rtt,
 )
 from h3learn.h3.actions import Action, SendStreamData
-from h3learn.h3.errors import ErrorCode, H3UsageError, is_reserved
+from h3learn.h3.errors import ErrorCode, H3UsageError
 from h3learn.h3.frame_parser import FrameParser
-from h3learn.h3.frames import Frame, UnknownFrame, frame_type_name, is_extension_frame_type
-from h3learn.h3.http_events import H3Event, StreamReset
+from h3learn.h3.frames import Frame
+from h3learn.h3.http_events import H3Event
 from h3learn.h3.recording import ConnectionTrace, settings_json
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
@@ -73,8 +74,6 @@ from h3learn.h3.stream_types import (
     SERVER_UNI,
     StreamHeader,
     is_bidirectional,
-    known_stream_type,
-    stream_type_section,
 )
 from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder import Encoder
@@ -190,129 +189,17 @@ class H3Connection:
             rfc=("9114#7.2.4",),
         )
         if remembered_settings is not None:
-            self._restore_settings(remembered_settings)
+            early_data.restore_settings(self, remembered_settings)
 
     # == resumption and 0-RTT (RFC 9114 §7.2.4.2) ===========================================
 
-    def _restore_settings(self, remembered: Settings) -> None:
-        """Client: start from the server's remembered settings instead of the defaults."""
-        self.peer_settings = remembered
-        self.encoder.apply_settings(
-            remembered.qpack_max_table_capacity, remembered.qpack_blocked_streams
-        )
-        self.trace.record(
-            "parameters_restored",
-            None,
-            {"owner": "remote", "settings": settings_json(remembered)},
-            rfc=(zero_rtt.SECTION,),
-            summary=(
-                f"client restores the server's SETTINGS remembered from the previous"
-                f" connection, and follows them in 0-RTT: {remembered.describe()}"
-            ),
-        )
-
     def accepts_early_data(self, remembered: Settings) -> bool:
-        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?
-
-        RFC 9114 §7.2.4.2: only if a client that follows the remembered settings cannot
-        break this server's current ones. The transport asks while the handshake decides
-        whether to resume, and refuses 0-RTT when the answer is no.
-        """
-        if self.is_client:
-            raise H3UsageError("only a server decides on 0-RTT (RFC 9114 §7.2.4.2)")
-        problem = zero_rtt.incompatibility(
-            remembered, self.local_settings, zero_rtt.announced_ids(self.local_settings)
-        )
-        accepted = problem is None
-        verb = "accepts" if accepted else "refuses"
-        reason = (
-            "the remembered settings are compatible with this server's"
-            if problem is None
-            else "a client following its remembered settings could break this server's:"
-            f" {problem.rule}"
-        )
-        self._record_early_data_decision(
-            accepted, reason, remembered, self.local_settings, f"server {verb} 0-RTT: {reason}"
-        )
-        return accepted
+        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?"""
+        return early_data.accepts_early_data(self, remembered)
 
     def handshake_completed(self, *, early_data_accepted: bool) -> None:
-        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data.
-
-        A client that remembered settings learns here which settings it must follow until
-        the server's SETTINGS arrive: the remembered ones (0-RTT accepted), or the defaults
-        (RFC 9114 §7.2.4.2: a 1-RTT connection starts from the defaults).
-        """
-        self.early_data_accepted = early_data_accepted
-        remembered = self.remembered_settings
-        if not self.is_client or remembered is None:
-            return
-        lost = not early_data_accepted and self._relied_on_remembered(remembered)
-        if early_data_accepted:
-            reason = (
-                "the server accepted 0-RTT, so its SETTINGS must keep every remembered value"
-                " the 0-RTT data may rely on"
-            )
-        elif lost:
-            reason = (
-                "the server refused 0-RTT, so what was sent in it is lost and must not be"
-                " resent as it was (RFC 9001 §4.6.2): it followed remembered settings that a"
-                " 1-RTT connection does not have. The client closes this connection; its"
-                " requests were not processed and may be retried on a new one"
-            )
-        else:
-            reason = (
-                "the server refused 0-RTT: this is a 1-RTT connection, so the server's"
-                " settings are the defaults until its SETTINGS arrive"
-            )
-        if not early_data_accepted and not self.peer_settings_received:
-            self.peer_settings = Settings()
-            if not lost:
-                self.encoder.apply_settings(0, 0)
-        self._record_early_data_decision(
-            early_data_accepted, reason, remembered, self.peer_settings, f"client: {reason}"
-        )
-        if lost:
-            for stream in list(self._requests.values()):
-                self._events.append(
-                    StreamReset(
-                        stream_id=stream.stream_id,
-                        error_code=ErrorCode.H3_REQUEST_REJECTED,
-                        retry_safe=True,
-                    )
-                )
-            self.close(ErrorCode.H3_NO_ERROR, "0-RTT was refused after requests were sent in it")
-
-    def _record_early_data_decision(
-        self,
-        accepted: bool,
-        reason: str,
-        remembered: Settings,
-        settings: Settings,
-        summary: str,
-    ) -> None:
-        self.trace.record(
-            "early_data_decision",
-            None,
-            {
-                "accepted": accepted,
-                "reason": reason,
-                "remembered": settings_json(remembered),
-                "settings": settings_json(settings),
-                "rfc": zero_rtt.SECTION,
-            },
-            rfc=(zero_rtt.SECTION,),
-            summary=summary,
-        )
-
-    def _relied_on_remembered(self, remembered: Settings) -> bool:
-        """Did this client send something only the remembered settings allow? (Strictly:
-        did it use the QPACK table or send a request, while the remembered settings allow
-        more than the defaults.)"""
-        if self.peer_settings_received:
-            return False
-        used = self.encoder.capacity_sent or bool(self._requests)
-        return used and zero_rtt.incompatibility(remembered, Settings(), ()) is not None
+        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data."""
+        early_data.handshake_completed(self, early_data_accepted=early_data_accepted)
 
     # == start-up (RFC 9114 §6.2.1, RFC 9204 §4.2) ===========================================
 
@@ -374,61 +261,14 @@ class H3Connection:
     # -- extension points: reserved and unknown types (RFC 9114 §9) -------------------------
 
     def send_extension_frame(self, stream_id: int, frame_type: int, payload: bytes = b"") -> None:
-        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9).
-
-        Reserved types (``0x1f * N + 0x21``, §7.2.8) exist for this: sending them now and
-        then ("GREASE") keeps peers honest about ignoring what they do not know. Allowed on
-        the control stream and on a request or push stream still open for sending.
-        """
-        self._check_open()
-        if not is_extension_frame_type(frame_type):
-            raise H3UsageError(
-                f"{frame_type_name(frame_type)} is not a reserved or unknown frame type"
-                " (RFC 9114 §7.2.8)"
-            )
-        if stream_id != self.control_stream_id:
-            request_streams.sending_stream(self, stream_id)
-        self._send_frame(stream_id, UnknownFrame(frame_type, payload))
+        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9)."""
+        extensions.send_extension_frame(self, stream_id, frame_type, payload)
 
     def open_extension_stream(
         self, stream_type: int, payload: bytes = b"", end_stream: bool = False
     ) -> int:
-        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9).
-
-        The payload has no structure. The peer reads the type and ignores the rest; if it
-        asks this endpoint to stop (STOP_SENDING), `receive_stop_sending` resets the stream.
-        """
-        self._check_open()
-        if known_stream_type(stream_type) is not None:
-            raise H3UsageError(f"stream type {stream_type:#x} is registered (RFC 9114 §6.2)")
-        stream_id = unidirectional_streams.open_uni_stream(self, StreamHeader(stream_type))
-        if payload or end_stream:
-            self._actions.append(SendStreamData(stream_id, payload, end_stream=end_stream))
-        if not end_stream:
-            self._extension_streams[stream_id] = stream_type
-        if payload and self.recorder.enabled:
-            section = stream_type_section(stream_type)
-            self.trace.record(
-                "raw_bytes_sent",
-                stream_id,
-                {"length": len(payload)},
-                raw=payload,
-                fields=(
-                    FieldSpan(
-                        name="Stream Data",
-                        offset=0,
-                        length=len(payload),
-                        value=payload.hex(" "),
-                        explain="What follows the Stream Type of a reserved or unknown stream:"
-                        " any bytes the sender likes, which the receiver discards.",
-                        rfc=section,
-                    ),
-                ),
-                rfc=(section,),
-                summary=f"{self.trace.arrow}: {len(payload)} bytes on stream {stream_id}, which"
-                " the peer will ignore",
-            )
-        return stream_id
+        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9)."""
+        return extensions.open_extension_stream(self, stream_type, payload, end_stream)
 
     # -- server push (RFC 9114 §4.6) ---------------------------------------------------------
 
@@ -512,27 +352,6 @@ class H3Connection:
             self._flush_decoder_stream()
         return self._take_events()
 
-    def _ignored_stream_reset(self, stream_id: int, error_code: int) -> None:
-        """The peer reset a stream of a reserved or unknown type: noted, nothing else.
-
-        The code may be a reserved one, which means nothing; an unknown code counts as
-        H3_NO_ERROR (RFC 9114 §8).
-        """
-        uni = self._incoming_uni.get(stream_id)
-        if uni is None or uni.header is None or uni.reset:
-            return
-        stream_type = uni.header.stream_type
-        if known_stream_type(stream_type) is not None:
-            return
-        uni.reset = True
-        self.trace.stream_error(
-            stream_id,
-            error_code,
-            f"the peer reset its {uni.header.describe()}, which this endpoint ignores",
-            stream_type_section(stream_type),
-            "received",
-        )
-
     def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
         """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
         if not self.closed:
@@ -547,33 +366,6 @@ class H3Connection:
             with error_handling.guard(self):
                 cancellation.stop_sending_received(self, stream_id, error_code)
         return self._take_events()
-
-    def _reset_extension_stream(self, stream_id: int, stop_code: int) -> None:
-        """Answer STOP_SENDING on a stream of a reserved or unknown type with RESET_STREAM.
-
-        RFC 9000 §3.5 suggests copying the STOP_SENDING code. A reserved stream, though, is
-        reset with H3_NO_ERROR or a reserved error code (RFC 9114 §6.2.3); this endpoint
-        reuses the stream's own type value, which the same ``0x1f * N + 0x21`` formula
-        reserves among the error codes (§8.1).
-        """
-        stream_type = self._extension_streams.pop(stream_id)
-        if is_reserved(stream_type):
-            error_handling.send_reset_stream(
-                self,
-                stream_id,
-                stream_type,
-                "the peer stopped reading this reserved stream; it is reset with a reserved"
-                " error code, which means nothing",
-                rfc="9114#6.2.3",
-            )
-        else:
-            error_handling.send_reset_stream(
-                self,
-                stream_id,
-                stop_code,
-                "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
-                rfc="9000#3.5",
-            )
 
     def connection_closed(
         self,
