@@ -17,6 +17,22 @@ and the application calls `send_request`, `send_headers`, `send_data`, `send_pus
 `open_extension_stream` (reserved "GREASE" or unknown types the peer must ignore, §9).
 Everything it sends and reads is recorded as trace events (docs/events.md).
 
+Theory of operation. This module holds the connection's state and its public methods; each
+part of the protocol is a module of its own, with the section it implements, whose
+functions take the connection as their first argument:
+
+    unidirectional_streams.py  §6.2, §6.2.1, RFC 9204 §4.2: the control and QPACK streams
+    request_streams.py         §4.1, §6.1: a message exchange on each request stream
+    push.py                    §4.6, §7.2.3, §7.2.5, §7.2.7: server push
+    cancellation.py            §4.1.1: RESET_STREAM and STOP_SENDING, both ways
+    closure.py                 §5: GOAWAY, closing, a close this endpoint is told of
+    extensions.py              §9, §6.2.3: reserved and unknown frame and stream types
+    early_data.py              §7.2.4.2: remembered settings and 0-RTT
+    error_handling.py          §8: the one place a broken rule is turned into its consequence
+    deliberate.py              §8: the teaching facility that breaks rules on purpose
+    recording.py               the trace events every part records through
+    stream_state.py            what is kept about each stream
+
 The streams (RFC 9114 §6):
 
 - each side opens one *control stream* (§6.2.1) whose first frame is SETTINGS, and one QPACK
@@ -30,11 +46,15 @@ The streams (RFC 9114 §6):
   one this endpoint opened is reset when the peer asks it to stop.
 
 Errors (§8): a broken rule raises `H3ConnectionError` or `H3StreamError` deep inside; the one
-place that catches them (`_guard`) records the error and closes the connection, or resets
-the one stream and carries on.
+place that catches them (`error_handling.guard`, around everything the transport hands in)
+records the error and closes the connection, or resets the one stream and carries on.
 
 Settings are decided when the connection is made (they are in the trace before any byte
 leaves, RFC 9114 §7.2.4.2) and sent by `initiate`.
+
+Nothing leaves directly: every part appends what QUIC must do to one queue (`_actions`,
+read by `actions_to_send`) and what the application must hear to another (`_events`,
+returned by the ``receive_*`` methods), so both keep the order in which things happened.
 
 A teaching and test facility breaks rules on purpose, so that a lesson can show how the
 peer reacts (RFC 9114 §8): `send_deliberately` (any labelled unit on any of this endpoint's
@@ -46,13 +66,12 @@ the project calls them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from h3learn.events import FieldSpan, NullRecorder, Recorder
+from h3learn.events import NullRecorder, Recorder
 from h3learn.h3 import (
     cancellation,
     closure,
+    deliberate,
     early_data,
     error_handling,
     extensions,
@@ -61,6 +80,7 @@ from h3learn.h3 import (
     unidirectional_streams,
 )
 from h3learn.h3.actions import Action, SendStreamData
+from h3learn.h3.deliberate import DeliberateUnit
 from h3learn.h3.errors import ErrorCode, H3UsageError
 from h3learn.h3.frame_parser import FrameParser
 from h3learn.h3.frames import Frame
@@ -84,27 +104,6 @@ from h3learn.wire.spans import SpanWriter
 __all__ = ["DeliberateUnit", "H3Connection", "H3UsageError"]
 
 Header = tuple[bytes, bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class DeliberateUnit:
-    """Teaching and test facility: a unit that breaks a rule on purpose, with its labels.
-
-    ``category`` and ``name`` are the event it is recorded as (``http3`` ``frame_created``,
-    ``qpack`` ``instruction_created``, or ``http3`` ``raw_bytes_sent`` for bytes with no
-    structure), ``data`` that event's data (docs/events.md), ``fields`` the labels of
-    ``raw``, and ``rule`` the rule it breaks in words, e.g. "RFC 9114 §7.2.4: a second
-    SETTINGS frame". h3learn/curriculum/violations.py builds them.
-    """
-
-    category: str
-    name: str
-    raw: bytes
-    fields: tuple[FieldSpan, ...]
-    data: dict[str, Any]
-    rfc: tuple[str, ...]
-    describe: str
-    rule: str
 
 
 class H3Connection:
@@ -191,23 +190,11 @@ class H3Connection:
         if remembered_settings is not None:
             early_data.restore_settings(self, remembered_settings)
 
-    # == resumption and 0-RTT (RFC 9114 §7.2.4.2) ===========================================
-
-    def accepts_early_data(self, remembered: Settings) -> bool:
-        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?"""
-        return early_data.accepts_early_data(self, remembered)
-
-    def handshake_completed(self, *, early_data_accepted: bool) -> None:
-        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data."""
-        early_data.handshake_completed(self, early_data_accepted=early_data_accepted)
-
-    # == start-up (RFC 9114 §6.2.1, RFC 9204 §4.2) ===========================================
+    # == the application's side: start-up and requests (request_streams.py) ================
 
     def initiate(self) -> None:
         """Open the control stream with SETTINGS, and the two QPACK streams."""
         unidirectional_streams.initiate(self)
-
-    # == the application's side: sending =====================================================
 
     def send_request(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Client: open the next request stream and send the header section on it."""
@@ -227,50 +214,7 @@ class H3Connection:
         """Close the sending side of a request or push stream cleanly."""
         request_streams.end_sending(self, request_streams.sending_stream(self, stream_id))
 
-    # -- flow control (QUIC's, RFC 9000 §4; what QPACK must respect, RFC 9204 §2.1.3) ------
-
-    def flow_control_credit_updated(self, *, encoder_stream: int, connection: int) -> None:
-        """The transport says how many more bytes QUIC flow control lets it send.
-
-        ``encoder_stream``: on this endpoint's QPACK encoder stream (the peer's
-        MAX_STREAM_DATA for it less what was written on it); ``connection``: on all streams
-        together (the peer's MAX_DATA less what was written on every stream), RFC 9000 §4.1.
-        Both count what the transport had been handed from `actions_to_send` when it asked
-        QUIC; what this connection queued since is taken off here. The encoder then writes
-        no instruction the credit does not cover (RFC 9204 §2.1.3). A transport without
-        flow control (transport/memory.py) never calls this, and nothing is held back.
-        """
-        self._reported_credit = EncoderStreamCredit(encoder_stream, connection)
-
-    def _encoder_stream_credit(self) -> EncoderStreamCredit | None:
-        """The credit now: the last report less the stream data queued since."""
-        reported = self._reported_credit
-        if reported is None:
-            return None
-        queued = [action for action in self._actions if isinstance(action, SendStreamData)]
-        on_encoder_stream = sum(
-            len(action.data)
-            for action in queued
-            if action.stream_id == self.encoder.encoder_stream_id
-        )
-        return EncoderStreamCredit(
-            reported.stream - on_encoder_stream,
-            reported.connection - sum(len(action.data) for action in queued),
-        )
-
-    # -- extension points: reserved and unknown types (RFC 9114 §9) -------------------------
-
-    def send_extension_frame(self, stream_id: int, frame_type: int, payload: bytes = b"") -> None:
-        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9)."""
-        extensions.send_extension_frame(self, stream_id, frame_type, payload)
-
-    def open_extension_stream(
-        self, stream_type: int, payload: bytes = b"", end_stream: bool = False
-    ) -> int:
-        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9)."""
-        return extensions.open_extension_stream(self, stream_type, payload, end_stream)
-
-    # -- server push (RFC 9114 §4.6) ---------------------------------------------------------
+    # -- server push (push.py) -------------------------------------------------------------
 
     def send_max_push_id(self, push_id: int) -> None:
         """Client: allow push IDs up to ``push_id`` (RFC 9114 §7.2.7)."""
@@ -288,11 +232,7 @@ class H3Connection:
         """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
         push.cancel_push(self, push_id)
 
-    # -- shutdown (RFC 9114 §5.2) ------------------------------------------------------------
-
-    def send_goaway(self, identifier: int | None = None) -> int:
-        """Start a graceful shutdown; returns the identifier sent."""
-        return closure.send_goaway(self, identifier)
+    # -- cancelling and closing (cancellation.py, closure.py) ------------------------------
 
     def reset_stream(
         self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
@@ -300,35 +240,27 @@ class H3Connection:
         """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
         cancellation.reset_stream(self, stream_id, error_code)
 
+    def send_goaway(self, identifier: int | None = None) -> int:
+        """Start a graceful shutdown; returns the identifier sent."""
+        return closure.send_goaway(self, identifier)
+
     def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
         """Close the connection (RFC 9114 §5.3)."""
         closure.close(self, error_code, reason)
 
-    def _send_control_frame(self, frame: Frame) -> None:
-        self._check_open()
-        assert self.control_stream_id is not None, "initiate() first"
-        self._send_frame(self.control_stream_id, frame)
+    # -- extension points (extensions.py) --------------------------------------------------
 
-    def _send_frame(self, stream_id: int, frame: Frame) -> None:
-        writer = SpanWriter(record=self.recorder.enabled)
-        frame.serialize(writer)
-        self._actions.append(SendStreamData(stream_id, writer.unit()))
-        if self.recorder.enabled:
-            self.trace.record(
-                "frame_created",
-                stream_id,
-                {"stream_id": stream_id, "length": len(writer.buffer), "frame": frame.qlog()},
-                raw=writer.unit(),
-                fields=writer.field_spans(),
-                rfc=(frame.section,),
-                summary=f"{self.trace.arrow}: {frame.describe()} on stream {stream_id}",
-            )
+    def send_extension_frame(self, stream_id: int, frame_type: int, payload: bytes = b"") -> None:
+        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9)."""
+        extensions.send_extension_frame(self, stream_id, frame_type, payload)
 
-    def _check_open(self) -> None:
-        if self.closed:
-            raise H3UsageError("the connection is closed")
+    def open_extension_stream(
+        self, stream_type: int, payload: bytes = b"", end_stream: bool = False
+    ) -> int:
+        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9)."""
+        return extensions.open_extension_stream(self, stream_type, payload, end_stream)
 
-    # == the transport's side: receiving =====================================================
+    # == the transport's side: what QUIC delivered =========================================
 
     def receive_stream_data(
         self, stream_id: int, data: bytes, end_stream: bool = False
@@ -385,74 +317,68 @@ class H3Connection:
         actions, self._actions = self._actions, []
         return actions
 
-    def _take_events(self) -> list[H3Event]:
-        events, self._events = self._events, []
-        return events
+    # -- resumption and 0-RTT (early_data.py) ----------------------------------------------
 
-    # -- errors: the one place they are handled (RFC 9114 §8) --------------------------------
+    def accepts_early_data(self, remembered: Settings) -> bool:
+        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?"""
+        return early_data.accepts_early_data(self, remembered)
 
-    # -- what QUIC is asked to do to one stream (RFC 9000 §3.5, §19.4, §19.5) -----------------
+    def handshake_completed(self, *, early_data_accepted: bool) -> None:
+        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data."""
+        early_data.handshake_completed(self, early_data_accepted=early_data_accepted)
 
-    # -- request streams (RFC 9114 §4.1, §6.1) ----------------------------------------------
+    # -- flow control (QUIC's, RFC 9000 §4; what QPACK must respect, RFC 9204 §2.1.3) ------
 
-    # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
+    def flow_control_credit_updated(self, *, encoder_stream: int, connection: int) -> None:
+        """The transport says how many more bytes QUIC flow control lets it send.
 
-    # -- server push, receiving side (RFC 9114 §4.6) ----------------------------------------
+        ``encoder_stream``: on this endpoint's QPACK encoder stream (the peer's
+        MAX_STREAM_DATA for it less what was written on it); ``connection``: on all streams
+        together (the peer's MAX_DATA less what was written on every stream), RFC 9000 §4.1.
+        Both count what the transport had been handed from `actions_to_send` when it asked
+        QUIC; what this connection queued since is taken off here. The encoder then writes
+        no instruction the credit does not cover (RFC 9204 §2.1.3). A transport without
+        flow control (transport/memory.py) never calls this, and nothing is held back.
+        """
+        self._reported_credit = EncoderStreamCredit(encoder_stream, connection)
 
-    # -- unidirectional streams (RFC 9114 §6.2) ----------------------------------------------
+    def _encoder_stream_credit(self) -> EncoderStreamCredit | None:
+        """The credit now: the last report less the stream data queued since."""
+        reported = self._reported_credit
+        if reported is None:
+            return None
+        queued = [action for action in self._actions if isinstance(action, SendStreamData)]
+        on_encoder_stream = sum(
+            len(action.data)
+            for action in queued
+            if action.stream_id == self.encoder.encoder_stream_id
+        )
+        return EncoderStreamCredit(
+            reported.stream - on_encoder_stream,
+            reported.connection - sum(len(action.data) for action in queued),
+        )
 
-    # -- the control stream (RFC 9114 §6.2.1) ------------------------------------------------
+    # -- what every part uses: sending frames, the queues ----------------------------------
 
-    # == teaching and test facility: breaking a rule on purpose (RFC 9114 §8) =================
-    #
-    # A lesson about errors needs an endpoint that misbehaves. These methods skip the checks
-    # the sending side normally makes, so that the *peer's* reaction can be watched: the
-    # connection error or stream error it raises, with the rule it names. They are used by
-    # h3learn/curriculum (lesson scenarios) and by tests, never by the server or client.
-
-    def send_deliberately(
-        self, stream_id: int, unit: DeliberateUnit, end_stream: bool = False
-    ) -> None:
-        """Teaching facility: put ``unit`` on stream ``stream_id`` as it is, unchecked."""
-        self._check_open()
-        self._actions.append(SendStreamData(stream_id, unit.raw, end_stream=end_stream))
+    def _send_frame(self, stream_id: int, frame: Frame) -> None:
+        writer = SpanWriter(record=self.recorder.enabled)
+        frame.serialize(writer)
+        self._actions.append(SendStreamData(stream_id, writer.unit()))
         if self.recorder.enabled:
-            fin = " and ends the stream" if end_stream and unit.raw else ""
-            self.recorder.record(
-                category=unit.category,
-                name=unit.name,
-                stream_id=stream_id,
-                data=unit.data | {"deliberate": unit.rule},
-                raw=unit.raw,
-                fields=unit.fields,
-                rfc=unit.rfc,
-                summary=(
-                    f"{self.trace.arrow}: {unit.describe} on stream {stream_id}{fin}, breaking"
-                    f" {unit.rule} on purpose"
-                ),
+            self.trace.record(
+                "frame_created",
+                stream_id,
+                {"stream_id": stream_id, "length": len(writer.buffer), "frame": frame.qlog()},
+                raw=writer.unit(),
+                fields=writer.field_spans(),
+                rfc=(frame.section,),
+                summary=f"{self.trace.arrow}: {frame.describe()} on stream {stream_id}",
             )
 
-    def open_stream_deliberately(self, header: StreamHeader) -> int:
-        """Teaching facility: open a unidirectional stream of any type (a second control stream)."""
+    def _send_control_frame(self, frame: Frame) -> None:
         self._check_open()
-        return unidirectional_streams.open_uni_stream(self, header)
-
-    def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
-        """Teaching facility: a request whose header section is sent as given, even malformed."""
-        request_streams.check_can_request(self)
-        method = next((value for name, value in headers if name == b":method"), b"GET")
-        return request_streams.open_request(self, headers, method, end_stream)
-
-    def send_headers_unchecked(
-        self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
-    ) -> None:
-        """Teaching facility: a response or trailer section sent as given, even malformed."""
-        self._check_open()
-        stream = request_streams.sending_stream(self, stream_id)
-        request_streams.send_field_section(self, stream_id, headers)
-        stream.headers_sent = True
-        if end_stream:
-            request_streams.end_sending(self, stream)
+        assert self.control_stream_id is not None, "initiate() first"
+        self._send_frame(self.control_stream_id, frame)
 
     def _flush_decoder_stream(self) -> None:
         """Send what the QPACK decoder has to say (acknowledgments, RFC 9204 §4.4)."""
@@ -461,3 +387,33 @@ class H3Connection:
         data = self.decoder.data_to_send()
         if data and not self.closed:
             self._actions.append(SendStreamData(self.decoder.decoder_stream_id, data))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise H3UsageError("the connection is closed")
+
+    def _take_events(self) -> list[H3Event]:
+        events, self._events = self._events, []
+        return events
+
+    # -- teaching and test facility: breaking a rule on purpose (deliberate.py) ------------
+
+    def send_deliberately(
+        self, stream_id: int, unit: DeliberateUnit, end_stream: bool = False
+    ) -> None:
+        """Teaching facility: put ``unit`` on stream ``stream_id`` as it is, unchecked."""
+        deliberate.send_deliberately(self, stream_id, unit, end_stream)
+
+    def open_stream_deliberately(self, header: StreamHeader) -> int:
+        """Teaching facility: open a unidirectional stream of any type (a second control stream)."""
+        return deliberate.open_stream_deliberately(self, header)
+
+    def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
+        """Teaching facility: a request whose header section is sent as given, even malformed."""
+        return deliberate.send_request_unchecked(self, headers, end_stream)
+
+    def send_headers_unchecked(
+        self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
+    ) -> None:
+        """Teaching facility: a response or trailer section sent as given, even malformed."""
+        deliberate.send_headers_unchecked(self, stream_id, headers, end_stream)

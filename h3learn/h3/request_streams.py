@@ -286,6 +286,7 @@ def handle_request_frame(conn: H3Connection, stream: RequestStream, parsed: Pars
         transition(conn, stream, MessageInput.PUSH_PROMISE)
         push.check_push_id_allowed(conn, frame.push_id, "PUSH_PROMISE", "9114#7.2.5")
         decode_field_section(conn, stream, parsed, frame.field_section)
+    # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
 
 
 def ends_with(conn: H3Connection, stream: RequestStream) -> bool:
