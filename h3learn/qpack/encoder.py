@@ -57,11 +57,11 @@ How it decides (the strategy, in the order `encode` tries things for each field 
    and that has been seen before (``x-fb-debug``, whose values never repeat) gets an entry
    of its own with an empty value, so that its later literals can refer to it.
 
-Then the prefix (§4.5.1): the Required Insert Count follows from the references; the Base is
-the value, among those worth trying, that makes the section shortest (§4.5.1.2), or, with
-``base_choice = "before_inserts"``, the insert count before this section's own inserts, as
-the single-pass encoder of Appendix C does (its new entries are then post-base, §3.2.6). Every
-string is Huffman-coded only when that is shorter (§4.1.2).
+Then the prefix (§4.5.1, section_encoding.py): the Required Insert Count follows from the
+references; the Base is the value, among those worth trying, that makes the section shortest
+(§4.5.1.2), or, with ``base_choice = "before_inserts"``, the insert count before this
+section's own inserts, as the single-pass encoder of Appendix C does (its new entries are
+then post-base, §3.2.6). Every string is Huffman-coded only when that is shorter (§4.1.2).
 
 Every instruction and field section is recorded as an event with its bytes labelled; the
 dynamic table records its own inserts and evictions. With recording off no labels are built.
@@ -72,7 +72,6 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from h3learn.events import NullRecorder, Recorder
 from h3learn.qpack.decoder_instructions import (
@@ -91,23 +90,11 @@ from h3learn.qpack.encoder_instructions import (
     SetDynamicTableCapacity,
 )
 from h3learn.qpack.errors import DecoderStreamError
-from h3learn.qpack.field_lines import (
-    FieldLine,
-    FieldSectionPrefix,
-    IndexedFieldLine,
-    IndexedFieldLineWithPostBaseIndex,
-    LiteralFieldLineWithLiteralName,
-    LiteralFieldLineWithNameReference,
-    LiteralFieldLineWithPostBaseNameReference,
-    delta_from_base,
-    encode_required_insert_count,
-    max_entries,
-)
 from h3learn.qpack.flow_control import EncoderStreamCredit
-from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
+from h3learn.qpack.recording import record_instruction
+from h3learn.qpack.section_encoding import FieldLinePlan, choose_base, serialize_section
 from h3learn.qpack.static_table import STATIC_INDEX_BY_FIELD, STATIC_INDEX_BY_NAME
 from h3learn.wire.errors import MalformedInput, NeedMoreData
-from h3learn.wire.prefixed_int import prefixed_int_length
 from h3learn.wire.spans import SpanReader, SpanWriter, display
 
 Header = tuple[bytes, bytes]
@@ -134,30 +121,6 @@ LARGEST_ENTRY_SHARE = 0.75
 #: When a section may block, a field not seen recently is inserted anyway if at least this
 #: share of its name's earlier values were repeats of recent values.
 REPEATING_NAME_SHARE = 0.8
-
-
-# --- the plan of a field section --------------------------------------------------------
-#
-# `encode` first decides, line by line, what each field line will refer to (a `_Plan`); only
-# when every reference is known can it compute the Required Insert Count and pick the Base,
-# and only then can the relative and post-base indexes be written.
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """One field line before the Base is known.
-
-    ``kind`` is "indexed" (the whole field is a table entry) or "literal" (the value is
-    sent). ``static_index`` / ``absolute_index`` say where the entry or the name comes from;
-    a literal with neither sends its name too.
-    """
-
-    kind: str
-    name: bytes
-    value: bytes
-    static_index: int | None = None
-    absolute_index: int | None = None
-    never_indexed: bool = False
 
 
 @dataclass(slots=True)
@@ -321,8 +284,17 @@ class Encoder:
         if base is None and self.base_choice == "before_inserts" and required_insert_count:
             base = inserts_before
         if base is None:
-            base = self._choose_base(plans, required_insert_count)
-        section = self._serialize_section(stream_id, headers, plans, required_insert_count, base)
+            base = choose_base(plans, required_insert_count)
+        section = serialize_section(
+            stream_id,
+            headers,
+            plans,
+            required_insert_count,
+            base,
+            max_table_capacity=self.max_table_capacity,
+            huffman=self._h(),
+            recorder=self.recorder,
+        )
         if required_insert_count:
             pending = _UnacknowledgedSection(required_insert_count, tuple(sorted(referenced)))
             self._unacknowledged.setdefault(stream_id, deque()).append(pending)
@@ -352,13 +324,13 @@ class Encoder:
         may_block: bool,
         referenced: set[int],
         encoder_stream: bytearray,
-    ) -> _Plan:
+    ) -> FieldLinePlan:
         """Steps 1-5 of the strategy in the module docstring, for one field line."""
         if sensitive:
             return self._literal(name, value, may_block, never_indexed=True)
         static_index = STATIC_INDEX_BY_FIELD.get((name, value))
         if static_index is not None:
-            return _Plan("indexed", name, value, static_index=static_index)
+            return FieldLinePlan("indexed", name, value, static_index=static_index)
         if not self.max_table_capacity:
             return self._literal(name, value, may_block)
 
@@ -370,7 +342,7 @@ class Encoder:
             if duplicate is not None and may_block:
                 absolute = duplicate
         if absolute is not None and self._may_reference(absolute, may_block):
-            return _Plan("indexed", name, value, absolute_index=absolute)
+            return FieldLinePlan("indexed", name, value, absolute_index=absolute)
         if absolute is not None:
             # In the table but not yet acknowledged, and this section may not block: a
             # literal this time. Inserting the field again would only fill the table with a
@@ -380,22 +352,22 @@ class Encoder:
         if self._worth_inserting(name, value, may_block):
             inserted = self._insert(name, value, referenced, encoder_stream)
             if inserted is not None and may_block:
-                return _Plan("indexed", name, value, absolute_index=inserted)
+                return FieldLinePlan("indexed", name, value, absolute_index=inserted)
         elif self._worth_inserting_name(name, may_block):
             self._insert(name, b"", referenced, encoder_stream)
         return self._literal(name, value, may_block)
 
     def _literal(
         self, name: bytes, value: bytes, may_block: bool, never_indexed: bool = False
-    ) -> _Plan:
+    ) -> FieldLinePlan:
         """Step 5: a literal value, with the name from a table when one has it."""
         static_index = STATIC_INDEX_BY_NAME.get(name)
         if static_index is not None:
-            return _Plan("literal", name, value, static_index, None, never_indexed)
+            return FieldLinePlan("literal", name, value, static_index, None, never_indexed)
         absolute = self._newest_by_name.get(name)
         if absolute is not None and self._may_reference(absolute, may_block):
-            return _Plan("literal", name, value, None, absolute, never_indexed)
-        return _Plan("literal", name, value, None, None, never_indexed)
+            return FieldLinePlan("literal", name, value, None, absolute, never_indexed)
+        return FieldLinePlan("literal", name, value, None, None, never_indexed)
 
     def _may_reference(self, absolute_index: int, may_block: bool) -> bool:
         return may_block or absolute_index < self.known_received_count
@@ -659,123 +631,6 @@ class Encoder:
     def _h(self) -> bool | None:
         """The Huffman choice for a string: None lets the writer pick the shorter form."""
         return None if self.huffman else False
-
-    # -- the prefix and the field lines (RFC 9204 §4.5.1 - §4.5.6) --------------------------
-
-    def _choose_base(self, plans: list[_Plan], required_insert_count: int) -> int:
-        """RFC 9204 §4.5.1.2: the Base that makes the section shortest.
-
-        A reference to entry ``a`` gets cheaper as the Base approaches it from either side
-        (relative indexes count down to it, post-base indexes up to it), so the best Base lies
-        at or just after some referenced entry, or at the Required Insert Count (where Delta
-        Base is 0). Those few candidates are all tried.
-        """
-        if not required_insert_count:
-            return 0
-        candidates = {required_insert_count}
-        for plan in plans:
-            if plan.absolute_index is not None:
-                candidates.update((plan.absolute_index, plan.absolute_index + 1))
-        return min(
-            sorted(candidates, reverse=True),
-            key=lambda base: self._section_cost(plans, required_insert_count, base),
-        )
-
-    def _section_cost(self, plans: list[_Plan], required_insert_count: int, base: int) -> int:
-        """Bytes the Base-dependent parts take: Delta Base and the dynamic indexes."""
-        _, delta_base = delta_from_base(required_insert_count, base)
-        cost = prefixed_int_length(delta_base, 7)
-        for plan in plans:
-            absolute = plan.absolute_index
-            if absolute is None:
-                continue
-            post_base = absolute >= base
-            index = absolute - base if post_base else base - 1 - absolute
-            if plan.kind == "indexed":
-                cost += prefixed_int_length(index, 4 if post_base else 6)
-            else:
-                cost += prefixed_int_length(index, 3 if post_base else 4)
-        return cost
-
-    def _field_line(self, plan: _Plan, base: int) -> FieldLine:
-        """Turn a plan into one of the five representations, now that the Base is known."""
-        h = self._h()
-        absolute = plan.absolute_index
-        if plan.kind == "indexed":
-            if plan.static_index is not None:
-                return IndexedFieldLine(True, plan.static_index)
-            assert absolute is not None
-            if absolute >= base:
-                return IndexedFieldLineWithPostBaseIndex(absolute - base)
-            return IndexedFieldLine(False, base - 1 - absolute)
-        n = plan.never_indexed
-        if plan.static_index is not None:
-            return LiteralFieldLineWithNameReference(n, True, plan.static_index, plan.value, h)
-        if absolute is None:
-            return LiteralFieldLineWithLiteralName(n, plan.name, plan.value, h, h)
-        if absolute >= base:
-            return LiteralFieldLineWithPostBaseNameReference(n, absolute - base, plan.value, h)
-        return LiteralFieldLineWithNameReference(n, False, base - 1 - absolute, plan.value, h)
-
-    def _serialize_section(
-        self,
-        stream_id: int,
-        headers: Sequence[Header],
-        plans: list[_Plan],
-        required_insert_count: int,
-        base: int,
-    ) -> bytes:
-        record = self.recorder.enabled
-        writer = SpanWriter(record=record)
-        sign, delta_base = delta_from_base(required_insert_count, base)
-        encoded_insert_count = encode_required_insert_count(
-            required_insert_count, self.max_table_capacity
-        )
-        FieldSectionPrefix(encoded_insert_count, sign, delta_base).serialize(writer)
-        lines = [self._field_line(plan, base) for plan in plans]
-        for line in lines:
-            line.serialize(writer)
-        if record:
-            self._record_section(
-                stream_id,
-                headers,
-                plans,
-                lines,
-                writer,
-                {
-                    "required_insert_count": required_insert_count,
-                    "base": base,
-                    "encoded_insert_count": encoded_insert_count,
-                    "sign": sign,
-                    "delta_base": delta_base,
-                    "max_entries": max_entries(self.max_table_capacity),
-                },
-            )
-        return writer.unit()
-
-    def _record_section(
-        self,
-        stream_id: int,
-        headers: Sequence[Header],
-        plans: list[_Plan],
-        lines: list[FieldLine],
-        writer: SpanWriter,
-        prefix: dict[str, Any],
-    ) -> None:
-        field_lines = [
-            field_line_json(line, plan.name, plan.value, plan.absolute_index, plan.static_index)
-            for plan, line in zip(plans, lines, strict=True)
-        ]
-        record_field_section(
-            self.recorder,
-            "headers_encoded",
-            stream_id,
-            headers,
-            prefix,
-            field_lines,
-            writer.unit(),
-            writer.field_spans(),
-        )
 
     # -- the decoder stream (RFC 9204 §4.4) ------------------------------------------------
 
