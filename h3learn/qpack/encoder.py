@@ -3,7 +3,8 @@
 The encoder turns a list of fields into an encoded field section (§4.5) plus, on the
 encoder stream, the instructions (§4.3) that put entries into the peer decoder's copy of
 the dynamic table. It owns the *local* dynamic table, the one it fills, and listens to the
-decoder stream (§4.4) to learn what the decoder has received and finished with:
+decoder stream (§4.4) to learn what the decoder has received and finished with
+(acknowledgments.py):
 
     apply_settings(capacity, blocked)  the peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and
                                        SETTINGS_QPACK_BLOCKED_STREAMS (§5)
@@ -69,11 +70,12 @@ dynamic table records its own inserts and evictions. With recording off no label
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from h3learn.events import NullRecorder, Recorder
+from h3learn.qpack.acknowledgments import Acknowledgments
 from h3learn.qpack.decoder_instructions import (
     DecoderInstruction,
     InsertCountIncrement,
@@ -121,14 +123,6 @@ LARGEST_ENTRY_SHARE = 0.75
 #: When a section may block, a field not seen recently is inserted anyway if at least this
 #: share of its name's earlier values were repeats of recent values.
 REPEATING_NAME_SHARE = 0.8
-
-
-@dataclass(slots=True)
-class _UnacknowledgedSection:
-    """A field section sent on a stream and not yet acknowledged (RFC 9204 §2.1.4)."""
-
-    required_insert_count: int
-    referenced: tuple[int, ...]
 
 
 @dataclass(slots=True)
@@ -186,8 +180,6 @@ class Encoder:
         #: The peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_BLOCKED_STREAMS.
         self.max_table_capacity = 0
         self.max_blocked_streams = 0
-        #: RFC 9204 §2.1.4: how many inserts the decoder has acknowledged.
-        self.known_received_count = 0
         #: How the Base is chosen (RFC 9204 §4.5.1.2): "shortest" (the shortest section) or
         #: "before_inserts" (the insert count before this section's inserts, Appendix C).
         self.base_choice = "shortest"
@@ -198,9 +190,8 @@ class Encoder:
         self.decoder_stream_id: int | None = None
         self._capacity_sent = False
         self._decoder_buffer = bytearray()
-        self._unacknowledged: dict[int, deque[_UnacknowledgedSection]] = {}
-        #: absolute index -> how many unacknowledged sections refer to that entry.
-        self._reference_counts: Counter[int] = Counter()
+        #: RFC 9204 §2.1.4: the sections sent and what the decoder has acknowledged.
+        self.acknowledgments = Acknowledgments()
         #: The newest entry holding each (name, value), and each name (RFC 9204 §3.2.4).
         self._newest_by_field: dict[Header, int] = {}
         self._newest_by_name: dict[bytes, int] = {}
@@ -220,6 +211,11 @@ class Encoder:
         self._recent.window = max(
             int(RECENT_SHARE * self._target_capacity()), MINIMUM_RECENT_WINDOW
         )
+
+    @property
+    def known_received_count(self) -> int:
+        """RFC 9204 §2.1.4: how many inserts the decoder has acknowledged."""
+        return self.acknowledgments.known_received_count
 
     @property
     def capacity_sent(self) -> bool:
@@ -296,9 +292,7 @@ class Encoder:
             recorder=self.recorder,
         )
         if required_insert_count:
-            pending = _UnacknowledgedSection(required_insert_count, tuple(sorted(referenced)))
-            self._unacknowledged.setdefault(stream_id, deque()).append(pending)
-            self._reference_counts.update(pending.referenced)
+            self.acknowledgments.section_sent(stream_id, required_insert_count, referenced)
         return bytes(encoder_stream), section
 
     def _may_block(self, stream_id: int) -> bool:
@@ -308,13 +302,7 @@ class Encoder:
 
     def _blocking_streams(self) -> set[int]:
         """Streams with a section that needs inserts not yet known to be received."""
-        if self.known_received_count == self.table.insert_count:
-            return set()  # every insert is known to be received: nothing can block
-        return {
-            stream_id
-            for stream_id, sections in self._unacknowledged.items()
-            if any(s.required_insert_count > self.known_received_count for s in sections)
-        }
+        return self.acknowledgments.blocking_streams(self.table.insert_count)
 
     def _plan_field_line(
         self,
@@ -479,7 +467,7 @@ class Encoder:
                 "whose insertion the decoder has not acknowledged yet (Known Received Count"
                 f" {self.known_received_count})"
             )
-        if self._reference_counts[entry.absolute_index]:
+        if self.acknowledgments.is_referenced(entry.absolute_index):
             return "which a field section still awaiting acknowledgment refers to"
         if entry.absolute_index in referenced:
             return "which the field section being encoded refers to"
@@ -663,57 +651,21 @@ class Encoder:
             del buffer[:position]
 
     def _execute(self, instruction: DecoderInstruction) -> None:
+        """Apply one decoder instruction (RFC 9204 §4.4) and record the new state."""
+        acknowledgments = self.acknowledgments
         if isinstance(instruction, SectionAcknowledgment):
-            self._acknowledge_section(instruction.stream_id)
+            stream_id = instruction.stream_id
+            acknowledgments.acknowledge_section(stream_id)
+            self._record_state(stream_id, "9204#4.4.1", f"stream {stream_id} acknowledged")
         elif isinstance(instruction, StreamCancellation):
-            self._cancel_stream(instruction.stream_id)
+            stream_id = instruction.stream_id
+            acknowledgments.cancel_stream(stream_id)
+            self._record_state(stream_id, "9204#4.4.2", f"stream {stream_id} cancelled")
         else:
             assert isinstance(instruction, InsertCountIncrement)
-            self._increment_insert_count(instruction.increment)
-
-    def _acknowledge_section(self, stream_id: int) -> None:
-        """RFC 9204 §4.4.1: the oldest unacknowledged section on the stream was decoded."""
-        sections = self._unacknowledged.get(stream_id)
-        if not sections:
-            raise DecoderStreamError(
-                f"Section Acknowledgment for stream {stream_id}, which has no field section"
-                " awaiting acknowledgment",
-                "9204#4.4.1",
-            )
-        section = sections.popleft()
-        if not sections:
-            del self._unacknowledged[stream_id]
-        self._release(section)
-        if section.required_insert_count > self.known_received_count:
-            self.known_received_count = section.required_insert_count
-        self._record_state(stream_id, "9204#4.4.1", f"stream {stream_id} acknowledged")
-
-    def _cancel_stream(self, stream_id: int) -> None:
-        """RFC 9204 §4.4.2: the decoder abandoned the stream; its references are released."""
-        for section in self._unacknowledged.pop(stream_id, ()):
-            self._release(section)
-        self._record_state(stream_id, "9204#4.4.2", f"stream {stream_id} cancelled")
-
-    def _increment_insert_count(self, increment: int) -> None:
-        """RFC 9204 §4.4.3: the decoder has received ``increment`` more inserts."""
-        if increment == 0:
-            raise DecoderStreamError("Insert Count Increment of 0", "9204#4.4.3")
-        if self.known_received_count + increment > self.table.insert_count:
-            raise DecoderStreamError(
-                f"Insert Count Increment {increment} raises the Known Received Count to"
-                f" {self.known_received_count + increment}, beyond the"
-                f" {self.table.insert_count} inserts sent",
-                "9204#4.4.3",
-            )
-        self.known_received_count += increment
-        self._record_state(None, "9204#4.4.3", f"Insert Count Increment {increment}")
-
-    def _release(self, section: _UnacknowledgedSection) -> None:
-        counts = self._reference_counts
-        for absolute in section.referenced:
-            counts[absolute] -= 1
-            if counts[absolute] <= 0:
-                del counts[absolute]
+            increment = instruction.increment
+            acknowledgments.increment_insert_count(increment, self.table.insert_count)
+            self._record_state(None, "9204#4.4.3", f"Insert Count Increment {increment}")
 
     def _record_state(self, stream_id: int | None, rfc: str, what: str) -> None:
         if not self.recorder.enabled:
@@ -727,7 +679,7 @@ class Encoder:
                 "known_received_count": self.known_received_count,
                 "current_insert_count": self.table.insert_count,
                 "blocking_streams": sorted(self._blocking_streams()),
-                "unacknowledged_sections": sum(len(s) for s in self._unacknowledged.values()),
+                "unacknowledged_sections": self.acknowledgments.sections_awaiting(),
             },
             rfc=(rfc, "9204#2.1.4"),
             summary=f"{what}: Known Received Count {self.known_received_count}",
