@@ -47,12 +47,13 @@ How it decides (the strategy, in the order `encode` tries things for each field 
    first-in, first-out table instead of falling out and being sent again in full.
 4. Otherwise the field may be inserted, if it is *worth it*: it was seen recently (a field
    that came once tends to come again: the same user agent, the same host), or, when the
-   section may block, its name's values usually repeat (80% of the time so far). Fields
-   whose values rarely repeat (``:path``, ``content-length``) mostly stay literals; so do
-   entries larger than three quarters of the table. When the section may block, the new
-   entry is referenced straight away (a post-base or relative reference). Otherwise the field
-   goes as a literal this time and the entry serves later sections once acknowledged; that
-   doubles the cost of this occurrence, so then only recently seen fields are inserted.
+   section may block, its name's values usually repeat (80% of the time so far; both kept by
+   field_history.py). Fields whose values rarely repeat (``:path``, ``content-length``)
+   mostly stay literals; so do entries larger than three quarters of the table. When the
+   section may block, the new entry is referenced straight away (a post-base or relative
+   reference). Otherwise the field goes as a literal this time and the entry serves later
+   sections once acknowledged; that doubles the cost of this occurrence, so then only
+   recently seen fields are inserted.
 5. A literal reuses a name from the static table if there is one, else a dynamic entry with
    that name (if it may be referenced), else sends the name too. A name that the tables lack
    and that has been seen before (``x-fb-debug``, whose values never repeat) gets an entry
@@ -70,9 +71,7 @@ dynamic table records its own inserts and evictions. With recording off no label
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Container, Sequence
-from dataclasses import dataclass, field
 
 from h3learn.events import NullRecorder, Recorder
 from h3learn.qpack.acknowledgments import Acknowledgments
@@ -92,6 +91,7 @@ from h3learn.qpack.encoder_instructions import (
     SetDynamicTableCapacity,
 )
 from h3learn.qpack.errors import DecoderStreamError
+from h3learn.qpack.field_history import FieldHistory
 from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.qpack.recording import record_instruction
 from h3learn.qpack.section_encoding import FieldLinePlan, choose_base, serialize_section
@@ -111,54 +111,9 @@ SHORT_COOKIE_LIMIT = 20
 #: next few inserts would start evicting it. The encoder copies those still in use
 #: to the front with Duplicate and refers to the copy, so that the originals can drain.
 DRAINING_SHARE = 0.25
-#: How far back "seen recently" reaches: a field is recent while fewer than RECENT_SHARE
-#: times the capacity worth of fields (counted by entry size) have been encoded since it was
-#: last seen (a first-in, first-out table holding all of them would have evicted it by then).
-RECENT_SHARE = 2.0
-#: ... but at least this many bytes, so that a small table still looks a few sections back.
-MINIMUM_RECENT_WINDOW = 1024
 #: Entries larger than this share of the capacity are not inserted: one would push out
 #: too many others.
 LARGEST_ENTRY_SHARE = 0.75
-#: When a section may block, a field not seen recently is inserted anyway if at least this
-#: share of its name's earlier values were repeats of recent values.
-REPEATING_NAME_SHARE = 0.8
-
-
-@dataclass(slots=True)
-class _RecentFields:
-    """The fields encoded lately, for the "seen recently" test of the strategy.
-
-    Each field is stamped with a running total of the entry sizes (RFC 9204 §3.2.1) of all
-    the fields encoded before it. A field is *recent* while fewer than ``window`` bytes of
-    fields have been encoded since it was last seen.
-    """
-
-    window: int = 0
-    seen_bytes: int = 0
-    last_seen: dict[Header, int] = field(default_factory=dict)
-    order: deque[tuple[Header, int]] = field(default_factory=deque)
-
-    def __contains__(self, header: Header) -> bool:
-        stamp = self.last_seen.get(header)
-        return stamp is not None and self.seen_bytes - stamp < self.window
-
-    def add(self, header: Header) -> None:
-        self.last_seen[header] = self.seen_bytes
-        self.order.append((header, self.seen_bytes))
-        self.seen_bytes += entry_size(*header)
-        while self.order and self.seen_bytes - self.order[0][1] >= self.window:
-            old, stamp = self.order.popleft()
-            if self.last_seen.get(old) == stamp:
-                del self.last_seen[old]
-
-
-@dataclass(slots=True)
-class _NameStatistics:
-    """How often a name's values were repeats of values seen recently."""
-
-    sightings: int = 0
-    repeats: int = 0
 
 
 class Encoder:
@@ -195,8 +150,8 @@ class Encoder:
         #: The newest entry holding each (name, value), and each name (RFC 9204 §3.2.4).
         self._newest_by_field: dict[Header, int] = {}
         self._newest_by_name: dict[bytes, int] = {}
-        self._recent = _RecentFields()
-        self._name_statistics: dict[bytes, _NameStatistics] = {}
+        #: What the strategy remembers of the fields encoded so far (field_history.py).
+        self._history = FieldHistory()
         #: RFC 9204 §2.1.3: what flow control still lets the encoder stream carry during
         #: the current `encode` (None: no limit was given).
         self._credit: EncoderStreamCredit | None = None
@@ -208,9 +163,7 @@ class Encoder:
         self.max_table_capacity = max_table_capacity
         self.max_blocked_streams = blocked_streams
         self.table.maximum_capacity = max_table_capacity
-        self._recent.window = max(
-            int(RECENT_SHARE * self._target_capacity()), MINIMUM_RECENT_WINDOW
-        )
+        self._history.set_window(self._target_capacity())
 
     @property
     def known_received_count(self) -> int:
@@ -274,7 +227,7 @@ class Encoder:
                 referenced.add(plan.absolute_index)
             plans.append(plan)
             if not sensitive and self.max_table_capacity:
-                self._remember(name, value)
+                self._history.remember(name, value)
 
         required_insert_count = max(referenced) + 1 if referenced else 0
         if base is None and self.base_choice == "before_inserts" and required_insert_count:
@@ -362,29 +315,17 @@ class Encoder:
 
     # -- the strategy's tests --------------------------------------------------------------
 
-    def _remember(self, name: bytes, value: bytes) -> None:
-        statistics = self._name_statistics.get(name)
-        if statistics is None:
-            statistics = self._name_statistics[name] = _NameStatistics()
-        statistics.sightings += 1
-        if (name, value) in self._recent:
-            statistics.repeats += 1
-        self._recent.add((name, value))
-
     def _worth_inserting(self, name: bytes, value: bytes, may_block: bool) -> bool:
         """Step 4: is this field likely to be sent again while it is still in the table?"""
         if entry_size(name, value) > LARGEST_ENTRY_SHARE * self._target_capacity():
             return False
-        if (name, value) in self._recent:
+        if self._history.is_recent(name, value):
             return True
         if not may_block:
             # A field inserted now could only be referenced by later sections, and is sent
             # as a literal as well: that doubles its cost, so only recent fields qualify.
             return False
-        statistics = self._name_statistics.get(name)
-        if statistics is None or not statistics.sightings:
-            return False
-        return statistics.repeats >= REPEATING_NAME_SHARE * statistics.sightings
+        return self._history.values_usually_repeat(name)
 
     def _worth_inserting_name(self, name: bytes, may_block: bool) -> bool:
         """Step 5: should a name the tables lack get an entry of its own, with no value?
@@ -397,8 +338,7 @@ class Encoder:
         newest = self._newest_by_name.get(name)
         if newest is not None and not self._is_draining(newest):
             return False
-        statistics = self._name_statistics.get(name)
-        return statistics is not None and statistics.sightings > 0
+        return self._history.name_seen(name)
 
     def _is_draining(self, absolute_index: int) -> bool:
         """RFC 9204 §2.1.1.1: is this entry close to the eviction point (see DRAINING_SHARE)?"""
