@@ -74,6 +74,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 
 from h3learn.events import NullRecorder, Recorder
+from h3learn.qpack import inserts
 from h3learn.qpack.acknowledgments import Acknowledgments
 from h3learn.qpack.decoder_instructions import (
     DecoderInstruction,
@@ -82,14 +83,7 @@ from h3learn.qpack.decoder_instructions import (
     StreamCancellation,
     parse_decoder_instruction,
 )
-from h3learn.qpack.dynamic_table import DynamicEntry, DynamicTable, entry_size
-from h3learn.qpack.encoder_instructions import (
-    Duplicate,
-    EncoderInstruction,
-    InsertWithLiteralName,
-    InsertWithNameReference,
-    SetDynamicTableCapacity,
-)
+from h3learn.qpack.dynamic_table import DynamicTable, entry_size
 from h3learn.qpack.errors import DecoderStreamError
 from h3learn.qpack.field_history import FieldHistory
 from h3learn.qpack.flow_control import EncoderStreamCredit
@@ -97,7 +91,7 @@ from h3learn.qpack.recording import record_instruction
 from h3learn.qpack.section_encoding import FieldLinePlan, choose_base, serialize_section
 from h3learn.qpack.static_table import STATIC_INDEX_BY_FIELD, STATIC_INDEX_BY_NAME
 from h3learn.wire.errors import MalformedInput, NeedMoreData
-from h3learn.wire.spans import SpanReader, SpanWriter, display
+from h3learn.wire.spans import SpanReader, display
 
 Header = tuple[bytes, bytes]
 
@@ -279,7 +273,9 @@ class Encoder:
         if absolute is not None and self._is_draining(absolute):
             # The copy is referenced only if this section may block; otherwise the old entry
             # is, and the Duplicate must not evict it.
-            duplicate = self._duplicate(absolute, referenced, encoder_stream, keep=not may_block)
+            duplicate = inserts.try_duplicate(
+                self, absolute, referenced, encoder_stream, keep=not may_block
+            )
             if duplicate is not None and may_block:
                 absolute = duplicate
         if absolute is not None and self._may_reference(absolute, may_block):
@@ -291,11 +287,11 @@ class Encoder:
             return self._literal(name, value, may_block)
 
         if self._worth_inserting(name, value, may_block):
-            inserted = self._insert(name, value, referenced, encoder_stream)
+            inserted = inserts.try_insert(self, name, value, referenced, encoder_stream)
             if inserted is not None and may_block:
                 return FieldLinePlan("indexed", name, value, absolute_index=inserted)
         elif self._worth_inserting_name(name, may_block):
-            self._insert(name, b"", referenced, encoder_stream)
+            inserts.try_insert(self, name, b"", referenced, encoder_stream)
         return self._literal(name, value, may_block)
 
     def _literal(
@@ -360,7 +356,10 @@ class Encoder:
         entry that is not evictable (RFC 9204 §2.1.1).
         """
         encoder_stream = bytearray()
-        if not self.max_table_capacity or self._insert(name, value, set(), encoder_stream) is None:
+        if (
+            not self.max_table_capacity
+            or inserts.try_insert(self, name, value, set(), encoder_stream) is None
+        ):
             raise ValueError(
                 f"cannot insert {display(name)}: {display(value)} without evicting an entry"
                 " that is not evictable, or at all (RFC 9204 §2.1.1)"
@@ -373,7 +372,8 @@ class Encoder:
         present = self.table.get(absolute_index) is not None
         if (
             not present
-            or self._duplicate(absolute_index, set(), encoder_stream, keep=False) is None
+            or inserts.try_duplicate(self, absolute_index, set(), encoder_stream, keep=False)
+            is None
         ):
             raise ValueError(
                 f"cannot duplicate entry {absolute_index}: it is not in the table, or the copy"
@@ -381,180 +381,7 @@ class Encoder:
             )
         return bytes(encoder_stream)
 
-    # -- encoder instructions (RFC 9204 §4.3) ----------------------------------------------
-
-    def _room_problem(self, size: int, referenced: set[int]) -> str | None:
-        """RFC 9204 §2.1.1: why ``size`` more bytes cannot be made room for (None: they can).
-
-        Room is made by evicting the oldest entries, and only *evictable* ones may go.
-        """
-        capacity = self._target_capacity()
-        evictions = self.table.evictions_to_fit(size, capacity)
-        if evictions is None:
-            return f"it is larger than the table's capacity, {capacity} bytes"
-        for position, entry in enumerate(self.table):
-            if position >= evictions:
-                break
-            why = self._not_evictable_because(entry, referenced)
-            if why is not None:
-                return f"it would evict [{entry.absolute_index}] {display(entry.name)}, {why}"
-        return None
-
-    def _not_evictable_because(self, entry: DynamicEntry, referenced: set[int]) -> str | None:
-        """RFC 9204 §2.1.1: why ``entry`` may not be evicted now (None: it may)."""
-        if entry.absolute_index >= self.known_received_count:
-            return (
-                "whose insertion the decoder has not acknowledged yet (Known Received Count"
-                f" {self.known_received_count})"
-            )
-        if self.acknowledgments.is_referenced(entry.absolute_index):
-            return "which a field section still awaiting acknowledgment refers to"
-        if entry.absolute_index in referenced:
-            return "which the field section being encoded refers to"
-        return None
-
-    def _may_make_room(
-        self, instruction: str, name: bytes, value: bytes, referenced: set[int]
-    ) -> bool:
-        """Can the entry (name, value) be added now? If not, the refusal is recorded."""
-        problem = self._room_problem(entry_size(name, value), referenced)
-        if problem is None:
-            return True
-        self._record_skip(instruction, name, value, problem, ("9204#2.1.1", "9204#2.1.1.1"))
-        return False
-
-    def _credit_covers(
-        self, instruction: EncoderInstruction, kind: str, name: bytes, value: bytes
-    ) -> bool:
-        """RFC 9204 §2.1.3: may ``instruction`` be written now? If not, the refusal is recorded.
-
-        The first insert also carries Set Dynamic Table Capacity, so both must fit.
-        """
-        credit = self._credit
-        if credit is None:
-            return True
-        size = _serialized_length(instruction)
-        if not self._capacity_sent:
-            size += _serialized_length(SetDynamicTableCapacity(self._target_capacity()))
-        problem = credit.shortfall(size)
-        if problem is None:
-            return True
-        flow_control = {
-            "instruction_size": size,
-            "stream_credit": credit.stream,
-            "connection_credit": credit.connection,
-        }
-        self._record_skip(kind, name, value, problem, ("9204#2.1.3",), flow_control)
-        return False
-
-    def _record_skip(
-        self,
-        instruction: str,
-        name: bytes,
-        value: bytes,
-        problem: str,
-        rfc: tuple[str, ...],
-        extra: dict[str, int] | None = None,
-    ) -> None:
-        """Record ``insert_skipped``: the insert or Duplicate not made, and why."""
-        if not self.recorder.enabled:
-            return
-        size = entry_size(name, value)
-        self.recorder.record(
-            category="qpack",
-            name="insert_skipped",
-            stream_id=None,
-            data={
-                "owner": self.table.owner,
-                "instruction": instruction,
-                "name": display(name),
-                "value": display(value),
-                "size": size,
-                "reason": problem,
-                "known_received_count": self.known_received_count,
-                "dynamic_table_size": self.table.size,
-                "dynamic_table_capacity": self._target_capacity(),
-                **(extra or {}),
-            },
-            rfc=rfc,
-            summary=(
-                f"{self.table.owner} dynamic table: no {instruction} of {display(name)}:"
-                f" {display(value) or '(empty value)'} ({size} bytes): {problem}"
-            ),
-        )
-
-    def _insert(
-        self, name: bytes, value: bytes, referenced: set[int], encoder_stream: bytearray
-    ) -> int | None:
-        """Insert (name, value) if it can be done safely; returns its absolute index."""
-        if not self._may_make_room("insert", name, value, referenced):
-            return None
-        instruction: EncoderInstruction
-        static_index = STATIC_INDEX_BY_NAME.get(name)
-        newest = self._newest_by_name.get(name)
-        if static_index is not None:
-            instruction = InsertWithNameReference(True, static_index, value, self._h())
-        elif newest is not None:
-            relative_index = self.table.insert_count - 1 - newest
-            instruction = InsertWithNameReference(False, relative_index, value, self._h())
-        else:
-            instruction = InsertWithLiteralName(name, value, self._h(), self._h())
-        if not self._credit_covers(instruction, "insert", name, value):
-            return None
-        return self._send_insert(instruction, name, value, encoder_stream)
-
-    def _duplicate(
-        self, absolute_index: int, referenced: set[int], encoder_stream: bytearray, keep: bool
-    ) -> int | None:
-        """RFC 9204 §4.3.4: copy a draining entry to the front; returns the copy's index.
-
-        The copy may evict the original (the decoder reads it before evicting, §3.2.2)
-        unless ``keep`` says the original is about to be referenced.
-        """
-        entry = self.table.get(absolute_index)
-        assert entry is not None
-        protected = referenced | {absolute_index} if keep else referenced
-        if not self._may_make_room("duplicate", entry.name, entry.value, protected):
-            return None
-        duplicate = Duplicate(self.table.insert_count - 1 - absolute_index)
-        if not self._credit_covers(duplicate, "duplicate", entry.name, entry.value):
-            return None
-        return self._send_insert(duplicate, entry.name, entry.value, encoder_stream)
-
-    def _send_insert(
-        self, instruction: EncoderInstruction, name: bytes, value: bytes, encoder_stream: bytearray
-    ) -> int:
-        if not self._capacity_sent:
-            self._capacity_sent = True
-            capacity = self._target_capacity()
-            self._send(SetDynamicTableCapacity(capacity), encoder_stream)
-            self.table.set_capacity(capacity)
-        self._send(instruction, encoder_stream)
-        entry, evicted = self.table.insert(name, value)
-        for old in evicted:
-            if self._newest_by_field.get((old.name, old.value)) == old.absolute_index:
-                del self._newest_by_field[(old.name, old.value)]
-            if self._newest_by_name.get(old.name) == old.absolute_index:
-                del self._newest_by_name[old.name]
-        self._newest_by_field[(name, value)] = entry.absolute_index
-        self._newest_by_name[name] = entry.absolute_index
-        return entry.absolute_index
-
-    def _send(self, instruction: EncoderInstruction, encoder_stream: bytearray) -> None:
-        writer = SpanWriter(record=self.recorder.enabled)
-        instruction.serialize(writer)
-        encoder_stream += writer.buffer
-        if self._credit is not None:
-            self._credit = self._credit.spend(len(writer.buffer))
-        if self.recorder.enabled:
-            record_instruction(
-                self.recorder,
-                "instruction_created",
-                self.encoder_stream_id,
-                instruction,
-                writer.unit(),
-                writer.field_spans(),
-            )
+    # -- encoder instructions (RFC 9204 §4.3; written by inserts.py) -----------------------
 
     def _h(self) -> bool | None:
         """The Huffman choice for a string: None lets the writer pick the shorter form."""
@@ -624,10 +451,3 @@ class Encoder:
             rfc=(rfc, "9204#2.1.4"),
             summary=f"{what}: Known Received Count {self.known_received_count}",
         )
-
-
-def _serialized_length(instruction: EncoderInstruction) -> int:
-    """How many bytes ``instruction`` takes on the encoder stream."""
-    writer = SpanWriter(record=False)
-    instruction.serialize(writer)
-    return len(writer.buffer)
