@@ -17,6 +17,22 @@ and the application calls `send_request`, `send_headers`, `send_data`, `send_pus
 `open_extension_stream` (reserved "GREASE" or unknown types the peer must ignore, §9).
 Everything it sends and reads is recorded as trace events (docs/events.md).
 
+Theory of operation. This module holds the connection's state and its public methods; each
+part of the protocol is a module of its own, with the section it implements, whose
+functions take the connection as their first argument:
+
+    unidirectional_streams.py  §6.2, §6.2.1, RFC 9204 §4.2: the control and QPACK streams
+    request_streams.py         §4.1, §6.1: a message exchange on each request stream
+    push.py                    §4.6, §7.2.3, §7.2.5, §7.2.7: server push
+    cancellation.py            §4.1.1: RESET_STREAM and STOP_SENDING, both ways
+    closure.py                 §5: GOAWAY, closing, a close this endpoint is told of
+    extensions.py              §9, §6.2.3: reserved and unknown frame and stream types
+    early_data.py              §7.2.4.2: remembered settings and 0-RTT
+    error_handling.py          §8: the one place a broken rule is turned into its consequence
+    deliberate.py              §8: the teaching facility that breaks rules on purpose
+    recording.py               the trace events every part records through
+    stream_state.py            what is kept about each stream
+
 The streams (RFC 9114 §6):
 
 - each side opens one *control stream* (§6.2.1) whose first frame is SETTINGS, and one QPACK
@@ -30,11 +46,15 @@ The streams (RFC 9114 §6):
   one this endpoint opened is reset when the peer asks it to stop.
 
 Errors (§8): a broken rule raises `H3ConnectionError` or `H3StreamError` deep inside; the one
-place that catches them (`_guard`) records the error and closes the connection, or resets
-the one stream and carries on.
+place that catches them (`error_handling.guard`, around everything the transport hands in)
+records the error and closes the connection, or resets the one stream and carries on.
 
 Settings are decided when the connection is made (they are in the trace before any byte
 leaves, RFC 9114 §7.2.4.2) and sent by `initiate`.
+
+Nothing leaves directly: every part appends what QUIC must do to one queue (`_actions`,
+read by `actions_to_send`) and what the application must hear to another (`_events`,
+returned by the ``receive_*`` methods), so both keep the order in which things happened.
 
 A teaching and test facility breaks rules on purpose, so that a lesson can show how the
 peer reacts (RFC 9114 §8): `send_deliberately` (any labelled unit on any of this endpoint's
@@ -45,156 +65,45 @@ the project calls them.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
-from h3learn.events import FieldSpan, NullRecorder, Recorder
-from h3learn.h3 import zero_rtt
-from h3learn.h3.actions import Action, CloseConnection, ResetStream, SendStreamData, StopSending
-from h3learn.h3.errors import (
-    ErrorCode,
-    H3ConnectionError,
-    H3Error,
-    H3StreamError,
-    code_name,
-    is_reserved,
-    transport_code_name,
+from h3learn.events import NullRecorder, Recorder
+from h3learn.h3 import (
+    cancellation,
+    closure,
+    deliberate,
+    early_data,
+    error_handling,
+    extensions,
+    push,
+    request_streams,
+    unidirectional_streams,
 )
-from h3learn.h3.frame_parser import (
-    FrameParser,
-    ParsedFrame,
-)
-from h3learn.h3.frames import (
-    CancelPushFrame,
-    DataFrame,
-    Frame,
-    GoawayFrame,
-    HeadersFrame,
-    MaxPushIdFrame,
-    PriorityUpdateFrame,
-    PushPromiseFrame,
-    SettingsFrame,
-    UnknownFrame,
-    check_frame_allowed,
-    frame_type_name,
-    is_extension_frame_type,
-)
-from h3learn.h3.http_events import (
-    ConnectionTerminated,
-    DataReceived,
-    GoawayReceived,
-    H3Event,
-    HeadersReceived,
-    PushCancelled,
-    PushPromiseReceived,
-    SettingsReceived,
-    StreamEnded,
-    StreamReset,
-)
-from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageState
-from h3learn.h3.messages import (
-    CONNECT,
-    ContentLengthTracker,
-    MalformedMessage,
-    UnpushableRequest,
-    validate_push_promise_request,
-    validate_request,
-    validate_response,
-    validate_trailers,
-)
-from h3learn.h3.settings import Settings, qlog_setting, setting_name
+from h3learn.h3.actions import Action, SendStreamData
+from h3learn.h3.deliberate import DeliberateUnit
+from h3learn.h3.errors import ErrorCode, H3UsageError
+from h3learn.h3.frame_parser import FrameParser
+from h3learn.h3.frames import Frame
+from h3learn.h3.http_events import H3Event
+from h3learn.h3.recording import ConnectionTrace, settings_json
+from h3learn.h3.settings import Settings
+from h3learn.h3.stream_state import IncomingUniStream, RequestStream
 from h3learn.h3.stream_types import (
+    CLIENT_BIDI,
+    CLIENT_UNI,
+    SERVER_UNI,
     StreamHeader,
-    StreamKind,
-    StreamType,
     is_bidirectional,
-    known_stream_type,
-    parse_stream_header,
-    stream_type_section,
 )
-from h3learn.qpack.decoder import DecodedFieldSection, Decoder
+from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder import Encoder
-from h3learn.qpack.errors import QpackError
 from h3learn.qpack.flow_control import EncoderStreamCredit
-from h3learn.wire.errors import NeedMoreData
-from h3learn.wire.spans import SpanReader, SpanWriter
+from h3learn.wire.spans import SpanWriter
+
+#: The public API; the other modules of this package are its parts.
+__all__ = ["DeliberateUnit", "H3Connection", "H3UsageError"]
 
 Header = tuple[bytes, bytes]
-
-#: RFC 9000 §2.1: the two low bits of a stream ID.
-CLIENT_BIDI, SERVER_BIDI, CLIENT_UNI, SERVER_UNI = 0, 1, 2, 3
-STREAM_ID_STEP = 4
-
-#: RFC 9114 §5.2: the largest GOAWAY identifiers, for "stop sending new requests / pushes".
-MAX_CLIENT_BIDI_STREAM_ID = (1 << 62) - 4
-MAX_PUSH_ID_VALUE = (1 << 62) - 1
-
-
-class H3UsageError(Exception):
-    """The application asked for something the protocol forbids (a local mistake)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DeliberateUnit:
-    """Teaching and test facility: a unit that breaks a rule on purpose, with its labels.
-
-    ``category`` and ``name`` are the event it is recorded as (``http3`` ``frame_created``,
-    ``qpack`` ``instruction_created``, or ``http3`` ``raw_bytes_sent`` for bytes with no
-    structure), ``data`` that event's data (docs/events.md), ``fields`` the labels of
-    ``raw``, and ``rule`` the rule it breaks in words, e.g. "RFC 9114 §7.2.4: a second
-    SETTINGS frame". h3learn/curriculum/violations.py builds them.
-    """
-
-    category: str
-    name: str
-    raw: bytes
-    fields: tuple[FieldSpan, ...]
-    data: dict[str, Any]
-    rfc: tuple[str, ...]
-    describe: str
-    rule: str
-
-
-@dataclass
-class _RequestStream:
-    """A request stream (or, on a client, a push stream): what has been received on it."""
-
-    stream_id: int
-    exchange: MessageExchange
-    parser: FrameParser
-    push_id: int | None = None
-    #: Frames that arrived while a HEADERS or PUSH_PROMISE waited for QPACK inserts.
-    waiting: deque[ParsedFrame] = field(default_factory=deque)
-    #: The frame whose field section the QPACK decoder is holding (RFC 9204 §2.2.1).
-    blocked_on: ParsedFrame | None = None
-    end_received: bool = False
-    #: A HeadersReceived or DataReceived already said ``stream_ended``: no StreamEnded follows.
-    end_reported: bool = False
-    content: ContentLengthTracker | None = None
-    #: What this endpoint has sent on the stream.
-    headers_sent: bool = False
-    end_sent: bool = False
-    #: Set after a stream error or reset: everything still arriving is ignored.
-    abandoned: bool = False
-    request_method: bytes | None = None
-    #: A CONNECT tunnel (RFC 9114 §4.4): from now on only DATA and unknown frame types.
-    tunnel: bool = False
-
-
-@dataclass
-class _IncomingUniStream:
-    """A unidirectional stream the peer opened (RFC 9114 §6.2)."""
-
-    stream_id: int
-    buffer: bytearray = field(default_factory=bytearray)
-    header: StreamHeader | None = None
-    parser: FrameParser | None = None
-    request: _RequestStream | None = None  # push streams read like a response
-    #: The peer reset it (recorded once, for streams of reserved or unknown types).
-    reset: bool = False
 
 
 class H3Connection:
@@ -217,6 +126,8 @@ class H3Connection:
             raise H3UsageError("only a client remembers the peer's settings (RFC 9114 §7.2.4.2)")
         self.is_client = is_client
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        #: How this endpoint records what it does (recording.py).
+        self.trace = ConnectionTrace(self.recorder, is_client=is_client)
         #: What this endpoint announces (RFC 9114 §7.2.4); decided now, sent by `initiate`.
         self.local_settings = settings if settings is not None else Settings()
         #: The peer's settings: the defaults until its SETTINGS frame arrives (§7.2.4.2).
@@ -245,9 +156,9 @@ class H3Connection:
         self._peer_control_parser = FrameParser(record=self.recorder.enabled)
         self._peer_control_frames = 0
 
-        self._requests: dict[int, _RequestStream] = {}
+        self._requests: dict[int, RequestStream] = {}
         self._finished_requests: set[int] = set()
-        self._incoming_uni: dict[int, _IncomingUniStream] = {}
+        self._incoming_uni: dict[int, IncomingUniStream] = {}
         #: Streams of reserved or unknown types this endpoint opened and has not ended,
         #: with their type (RFC 9114 §6.2.3, §9).
         self._extension_streams: dict[int, int] = {}
@@ -269,271 +180,152 @@ class H3Connection:
         self.goaway_received: int | None = None
         self._largest_processed_request = -1
 
-        self._record(
+        self.trace.record(
             "parameters_set",
             None,
-            {"owner": "local", "settings": self._settings_json(self.local_settings)},
-            summary=f"{self._me}: local SETTINGS decided: {self.local_settings.describe()}",
+            {"owner": "local", "settings": settings_json(self.local_settings)},
+            summary=f"{self.trace.me}: local SETTINGS decided: {self.local_settings.describe()}",
             rfc=("9114#7.2.4",),
         )
         if remembered_settings is not None:
-            self._restore_settings(remembered_settings)
+            early_data.restore_settings(self, remembered_settings)
 
-    # == resumption and 0-RTT (RFC 9114 §7.2.4.2) ===========================================
-
-    def _restore_settings(self, remembered: Settings) -> None:
-        """Client: start from the server's remembered settings instead of the defaults."""
-        self.peer_settings = remembered
-        self.encoder.apply_settings(
-            remembered.qpack_max_table_capacity, remembered.qpack_blocked_streams
-        )
-        self._record(
-            "parameters_restored",
-            None,
-            {"owner": "remote", "settings": self._settings_json(remembered)},
-            rfc=(zero_rtt.SECTION,),
-            summary=(
-                f"client restores the server's SETTINGS remembered from the previous"
-                f" connection, and follows them in 0-RTT: {remembered.describe()}"
-            ),
-        )
-
-    def accepts_early_data(self, remembered: Settings) -> bool:
-        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?
-
-        RFC 9114 §7.2.4.2: only if a client that follows the remembered settings cannot
-        break this server's current ones. The transport asks while the handshake decides
-        whether to resume, and refuses 0-RTT when the answer is no.
-        """
-        if self.is_client:
-            raise H3UsageError("only a server decides on 0-RTT (RFC 9114 §7.2.4.2)")
-        problem = zero_rtt.incompatibility(
-            remembered, self.local_settings, zero_rtt.announced_ids(self.local_settings)
-        )
-        accepted = problem is None
-        verb = "accepts" if accepted else "refuses"
-        reason = (
-            "the remembered settings are compatible with this server's"
-            if problem is None
-            else "a client following its remembered settings could break this server's:"
-            f" {problem.rule}"
-        )
-        self._record_early_data_decision(
-            accepted, reason, remembered, self.local_settings, f"server {verb} 0-RTT: {reason}"
-        )
-        return accepted
-
-    def handshake_completed(self, *, early_data_accepted: bool) -> None:
-        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data.
-
-        A client that remembered settings learns here which settings it must follow until
-        the server's SETTINGS arrive: the remembered ones (0-RTT accepted), or the defaults
-        (RFC 9114 §7.2.4.2: a 1-RTT connection starts from the defaults).
-        """
-        self.early_data_accepted = early_data_accepted
-        remembered = self.remembered_settings
-        if not self.is_client or remembered is None:
-            return
-        lost = not early_data_accepted and self._relied_on_remembered(remembered)
-        if early_data_accepted:
-            reason = (
-                "the server accepted 0-RTT, so its SETTINGS must keep every remembered value"
-                " the 0-RTT data may rely on"
-            )
-        elif lost:
-            reason = (
-                "the server refused 0-RTT, so what was sent in it is lost and must not be"
-                " resent as it was (RFC 9001 §4.6.2): it followed remembered settings that a"
-                " 1-RTT connection does not have. The client closes this connection; its"
-                " requests were not processed and may be retried on a new one"
-            )
-        else:
-            reason = (
-                "the server refused 0-RTT: this is a 1-RTT connection, so the server's"
-                " settings are the defaults until its SETTINGS arrive"
-            )
-        if not early_data_accepted and not self.peer_settings_received:
-            self.peer_settings = Settings()
-            if not lost:
-                self.encoder.apply_settings(0, 0)
-        self._record_early_data_decision(
-            early_data_accepted, reason, remembered, self.peer_settings, f"client: {reason}"
-        )
-        if lost:
-            for stream in list(self._requests.values()):
-                self._events.append(
-                    StreamReset(
-                        stream_id=stream.stream_id,
-                        error_code=ErrorCode.H3_REQUEST_REJECTED,
-                        retry_safe=True,
-                    )
-                )
-            self.close(ErrorCode.H3_NO_ERROR, "0-RTT was refused after requests were sent in it")
-
-    def _record_early_data_decision(
-        self,
-        accepted: bool,
-        reason: str,
-        remembered: Settings,
-        settings: Settings,
-        summary: str,
-    ) -> None:
-        self._record(
-            "early_data_decision",
-            None,
-            {
-                "accepted": accepted,
-                "reason": reason,
-                "remembered": self._settings_json(remembered),
-                "settings": self._settings_json(settings),
-                "rfc": zero_rtt.SECTION,
-            },
-            rfc=(zero_rtt.SECTION,),
-            summary=summary,
-        )
-
-    def _relied_on_remembered(self, remembered: Settings) -> bool:
-        """Did this client send something only the remembered settings allow? (Strictly:
-        did it use the QPACK table or send a request, while the remembered settings allow
-        more than the defaults.)"""
-        if self.peer_settings_received:
-            return False
-        used = self.encoder.capacity_sent or bool(self._requests)
-        return used and zero_rtt.incompatibility(remembered, Settings(), ()) is not None
-
-    # == start-up (RFC 9114 §6.2.1, RFC 9204 §4.2) ===========================================
+    # == the application's side: start-up and requests (request_streams.py) ================
 
     def initiate(self) -> None:
         """Open the control stream with SETTINGS, and the two QPACK streams."""
-        self.control_stream_id = self._open_uni_stream(StreamHeader(StreamType.CONTROL))
-        self._send_frame(self.control_stream_id, SettingsFrame(self.local_settings.pairs()))
-        self.encoder.encoder_stream_id = self._open_uni_stream(
-            StreamHeader(StreamType.QPACK_ENCODER)
-        )
-        self.decoder.decoder_stream_id = self._open_uni_stream(
-            StreamHeader(StreamType.QPACK_DECODER)
-        )
-
-    def _open_uni_stream(self, header: StreamHeader) -> int:
-        stream_id = self._next_uni_stream_id
-        self._next_uni_stream_id += STREAM_ID_STEP
-        writer = SpanWriter(record=self.recorder.enabled)
-        header.serialize(writer)
-        self._actions.append(SendStreamData(stream_id, writer.unit()))
-        self._record(
-            "stream_type_set",
-            stream_id,
-            header.qlog(stream_id) | {"owner": "local"},
-            raw=writer.unit(),
-            fields=writer.field_spans(),
-            rfc=_stream_type_sections(header.stream_type),
-            summary=f"{self._me} opens stream {stream_id}: {header.describe()}",
-        )
-        return stream_id
-
-    # == the application's side: sending =====================================================
+        unidirectional_streams.initiate(self)
 
     def send_request(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Client: open the next request stream and send the header section on it."""
-        self._check_can_request()
-        head = validate_request(
-            headers, enable_connect_protocol=self.peer_settings.enable_connect_protocol
-        )
-        return self._open_request(headers, head.method, end_stream)
-
-    def _check_can_request(self) -> None:
-        if not self.is_client:
-            raise H3UsageError("only a client sends requests (RFC 9114 §4.1)")
-        if self.goaway_received is not None:
-            raise H3UsageError("the server sent GOAWAY: no new requests (RFC 9114 §5.2)")
-        self._check_open()
-
-    def _open_request(self, headers: Sequence[Header], method: bytes, end_stream: bool) -> int:
-        stream_id = self._next_request_stream_id
-        self._next_request_stream_id += STREAM_ID_STEP
-        stream = self._new_request_stream(stream_id)
-        stream.request_method = method
-        self._record(
-            "stream_type_set",
-            stream_id,
-            {"stream_id": stream_id, "owner": "local", "stream_type": "request"},
-            rfc=("9114#6.1",),
-            summary=f"client opens request stream {stream_id}",
-        )
-        self._send_field_section(stream_id, headers)
-        stream.headers_sent = True
-        if end_stream:
-            self._end_stream(stream)
-        return stream_id
+        return request_streams.send_request(self, headers, end_stream)
 
     def send_headers(
         self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
     ) -> None:
         """Send a header section (a response, an interim response) or, after content, trailers."""
-        self._check_open()
-        stream = self._sending_stream(stream_id)
-        if stream.headers_sent and stream.request_method == CONNECT:
-            raise H3UsageError(f"stream {stream_id} is a CONNECT tunnel: DATA only (RFC 9114 §4.4)")
-        if stream.headers_sent:
-            validate_trailers(headers)
-        elif not self.is_client:
-            validate_response(headers)
-        self._send_field_section(stream_id, headers)
-        final = self.is_client or stream.headers_sent or not _is_interim(headers)
-        if final:
-            stream.headers_sent = True
-        if end_stream:
-            self._end_stream(stream)
+        request_streams.send_headers(self, stream_id, headers, end_stream)
 
     def send_data(self, stream_id: int, data: bytes, end_stream: bool = False) -> None:
         """Send content (RFC 9114 §7.2.1), after the header section."""
-        self._check_open()
-        stream = self._sending_stream(stream_id)
-        if not stream.headers_sent:
-            raise H3UsageError(f"stream {stream_id}: DATA before HEADERS breaks RFC 9114 §4.1")
-        if data:
-            self._send_frame(stream_id, DataFrame(data))
-        if end_stream:
-            self._end_stream(stream)
+        request_streams.send_data(self, stream_id, data, end_stream)
 
     def end_stream(self, stream_id: int) -> None:
         """Close the sending side of a request or push stream cleanly."""
-        self._end_stream(self._sending_stream(stream_id))
+        request_streams.end_sending(self, request_streams.sending_stream(self, stream_id))
 
-    def _end_stream(self, stream: _RequestStream) -> None:
-        stream.end_sent = True
-        self._actions.append(SendStreamData(stream.stream_id, b"", end_stream=True))
-        self._forget_if_done(stream)
+    # -- server push (push.py) -------------------------------------------------------------
 
-    def _sending_stream(self, stream_id: int) -> _RequestStream:
-        stream = self._requests.get(stream_id)
-        if stream is None or stream.abandoned:
-            raise H3UsageError(f"stream {stream_id} is not an open request or push stream")
-        if stream.end_sent:
-            raise H3UsageError(f"stream {stream_id} is already closed for sending")
-        return stream
+    def send_max_push_id(self, push_id: int) -> None:
+        """Client: allow push IDs up to ``push_id`` (RFC 9114 §7.2.7)."""
+        push.send_max_push_id(self, push_id)
 
-    def _send_field_section(self, stream_id: int, headers: Sequence[Header]) -> None:
-        limit = self.peer_settings.max_field_section_size
-        if limit is not None:
-            size = sum(len(name) + len(value) + 32 for name, value in headers)
-            if size > limit:
-                raise H3UsageError(
-                    f"field section of {size} bytes exceeds the peer's"
-                    f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit} (RFC 9114 §4.2.2)"
-                )
-        self._send_frame(stream_id, HeadersFrame(self._encode(stream_id, headers)))
+    def send_push_promise(self, stream_id: int, headers: Sequence[Header]) -> int:
+        """Server: promise a response to ``headers`` on request stream ``stream_id``."""
+        return push.send_push_promise(self, stream_id, headers)
 
-    def _encode(self, stream_id: int, headers: Sequence[Header]) -> bytes:
-        """QPACK-encode a field section for ``stream_id``; its inserts go on the encoder
-        stream, within the flow-control credit the transport reported (RFC 9204 §2.1.3)."""
-        encoder_stream, field_section = self.encoder.encode(
-            stream_id, list(headers), credit=self._encoder_stream_credit()
+    def create_push_stream(self, push_id: int) -> int:
+        """Server: open the push stream that fulfils ``push_id``; then send_headers on it."""
+        return push.create_push_stream(self, push_id)
+
+    def cancel_push(self, push_id: int) -> None:
+        """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
+        push.cancel_push(self, push_id)
+
+    # -- cancelling and closing (cancellation.py, closure.py) ------------------------------
+
+    def reset_stream(
+        self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
+    ) -> None:
+        """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
+        cancellation.reset_stream(self, stream_id, error_code)
+
+    def send_goaway(self, identifier: int | None = None) -> int:
+        """Start a graceful shutdown; returns the identifier sent."""
+        return closure.send_goaway(self, identifier)
+
+    def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
+        """Close the connection (RFC 9114 §5.3)."""
+        closure.close(self, error_code, reason)
+
+    # -- extension points (extensions.py) --------------------------------------------------
+
+    def send_extension_frame(self, stream_id: int, frame_type: int, payload: bytes = b"") -> None:
+        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9)."""
+        extensions.send_extension_frame(self, stream_id, frame_type, payload)
+
+    def open_extension_stream(
+        self, stream_type: int, payload: bytes = b"", end_stream: bool = False
+    ) -> int:
+        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9)."""
+        return extensions.open_extension_stream(self, stream_type, payload, end_stream)
+
+    # == the transport's side: what QUIC delivered =========================================
+
+    def receive_stream_data(
+        self, stream_id: int, data: bytes, end_stream: bool = False
+    ) -> list[H3Event]:
+        """Bytes QUIC delivered on a stream, in order; returns what they meant."""
+        if not self.closed:
+            with error_handling.guard(self):
+                if is_bidirectional(stream_id):
+                    request_streams.receive_bidirectional(self, stream_id, data, end_stream)
+                else:
+                    unidirectional_streams.receive_unidirectional(self, stream_id, data, end_stream)
+            self._flush_decoder_stream()
+        return self._take_events()
+
+    def receive_stream_reset(self, stream_id: int, error_code: int) -> list[H3Event]:
+        """The peer sent RESET_STREAM: it abandoned sending on ``stream_id``."""
+        if not self.closed:
+            with error_handling.guard(self):
+                unidirectional_streams.check_critical_closed(self, stream_id, "reset")
+                cancellation.stream_reset_received(self, stream_id, error_code)
+            self._flush_decoder_stream()
+        return self._take_events()
+
+    def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
+        """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
+        if not self.closed:
+            self.trace.stream_frame(
+                "stop_sending",
+                stream_id,
+                error_code,
+                "the peer asks this endpoint to stop sending",
+                "9000#3.5",
+                "received",
+            )
+            with error_handling.guard(self):
+                cancellation.stop_sending_received(self, stream_id, error_code)
+        return self._take_events()
+
+    def connection_closed(
+        self,
+        error_code: int,
+        reason: str = "",
+        *,
+        transport: bool = False,
+        idle_timeout: float | None = None,
+    ) -> list[H3Event]:
+        """The QUIC connection ended: the peer closed it, or QUIC itself did."""
+        return closure.connection_closed(
+            self, error_code, reason, transport=transport, idle_timeout=idle_timeout
         )
-        if encoder_stream:
-            assert self.encoder.encoder_stream_id is not None, "initiate() first"
-            self._actions.append(SendStreamData(self.encoder.encoder_stream_id, encoder_stream))
-        return field_section
+
+    def actions_to_send(self) -> list[Action]:
+        """What the transport must do now, in order (and forget)."""
+        actions, self._actions = self._actions, []
+        return actions
+
+    # -- resumption and 0-RTT (early_data.py) ----------------------------------------------
+
+    def accepts_early_data(self, remembered: Settings) -> bool:
+        """Server: may 0-RTT data be accepted from a client that remembered ``remembered``?"""
+        return early_data.accepts_early_data(self, remembered)
+
+    def handshake_completed(self, *, early_data_accepted: bool) -> None:
+        """The QUIC handshake finished; ``early_data_accepted``: the server took 0-RTT data."""
+        early_data.handshake_completed(self, early_data_accepted=early_data_accepted)
 
     # -- flow control (QUIC's, RFC 9000 §4; what QPACK must respect, RFC 9204 §2.1.3) ------
 
@@ -566,1279 +358,27 @@ class H3Connection:
             reported.connection - sum(len(action.data) for action in queued),
         )
 
-    # -- extension points: reserved and unknown types (RFC 9114 §9) -------------------------
-
-    def send_extension_frame(self, stream_id: int, frame_type: int, payload: bytes = b"") -> None:
-        """Send a frame of a reserved or unknown type, which the peer must ignore (RFC 9114 §9).
-
-        Reserved types (``0x1f * N + 0x21``, §7.2.8) exist for this: sending them now and
-        then ("GREASE") keeps peers honest about ignoring what they do not know. Allowed on
-        the control stream and on a request or push stream still open for sending.
-        """
-        self._check_open()
-        if not is_extension_frame_type(frame_type):
-            raise H3UsageError(
-                f"{frame_type_name(frame_type)} is not a reserved or unknown frame type"
-                " (RFC 9114 §7.2.8)"
-            )
-        if stream_id != self.control_stream_id:
-            self._sending_stream(stream_id)
-        self._send_frame(stream_id, UnknownFrame(frame_type, payload))
-
-    def open_extension_stream(
-        self, stream_type: int, payload: bytes = b"", end_stream: bool = False
-    ) -> int:
-        """Open a unidirectional stream of a reserved or unknown type (RFC 9114 §6.2.3, §9).
-
-        The payload has no structure. The peer reads the type and ignores the rest; if it
-        asks this endpoint to stop (STOP_SENDING), `receive_stop_sending` resets the stream.
-        """
-        self._check_open()
-        if known_stream_type(stream_type) is not None:
-            raise H3UsageError(f"stream type {stream_type:#x} is registered (RFC 9114 §6.2)")
-        stream_id = self._open_uni_stream(StreamHeader(stream_type))
-        if payload or end_stream:
-            self._actions.append(SendStreamData(stream_id, payload, end_stream=end_stream))
-        if not end_stream:
-            self._extension_streams[stream_id] = stream_type
-        if payload and self.recorder.enabled:
-            section = stream_type_section(stream_type)
-            self._record(
-                "raw_bytes_sent",
-                stream_id,
-                {"length": len(payload)},
-                raw=payload,
-                fields=(
-                    FieldSpan(
-                        name="Stream Data",
-                        offset=0,
-                        length=len(payload),
-                        value=payload.hex(" "),
-                        explain="What follows the Stream Type of a reserved or unknown stream:"
-                        " any bytes the sender likes, which the receiver discards.",
-                        rfc=section,
-                    ),
-                ),
-                rfc=(section,),
-                summary=f"{self._arrow}: {len(payload)} bytes on stream {stream_id}, which"
-                " the peer will ignore",
-            )
-        return stream_id
-
-    # -- server push (RFC 9114 §4.6) ---------------------------------------------------------
-
-    def send_max_push_id(self, push_id: int) -> None:
-        """Client: allow push IDs up to ``push_id`` (RFC 9114 §7.2.7)."""
-        if not self.is_client:
-            raise H3UsageError("only a client sends MAX_PUSH_ID (RFC 9114 §7.2.7)")
-        if self.max_push_id is not None and push_id < self.max_push_id:
-            raise H3UsageError("MAX_PUSH_ID cannot decrease (RFC 9114 §7.2.7)")
-        self.max_push_id = push_id
-        self._send_control_frame(MaxPushIdFrame(push_id))
-
-    def send_push_promise(self, stream_id: int, headers: Sequence[Header]) -> int:
-        """Server: promise a response to ``headers`` on request stream ``stream_id``."""
-        if self.is_client:
-            raise H3UsageError("only a server promises pushes (RFC 9114 §4.6)")
-        if self.max_push_id is None or self._next_push_id > self.max_push_id:
-            raise H3UsageError(
-                f"push ID {self._next_push_id} is not allowed: the client's MAX_PUSH_ID is"
-                f" {self.max_push_id} (RFC 9114 §4.6)"
-            )
-        if self.goaway_received is not None:
-            # Whatever its push ID: after a GOAWAY no new push may be promised at all.
-            raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
-        validate_push_promise_request(headers)
-        if self._sending_stream(stream_id).push_id is not None:
-            raise H3UsageError(
-                f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)"
-            )
-        push_id = self._next_push_id
-        self._next_push_id += 1
-        self._send_frame(stream_id, PushPromiseFrame(push_id, self._encode(stream_id, headers)))
-        self._promised[push_id] = list(headers)
-        return push_id
-
-    def create_push_stream(self, push_id: int) -> int:
-        """Server: open the push stream that fulfils ``push_id``; then send_headers on it."""
-        if push_id not in self._promised:
-            raise H3UsageError(f"push ID {push_id} was never promised")
-        if push_id in self._push_streams_seen:
-            raise H3UsageError(f"push ID {push_id} already has its push stream (RFC 9114 §6.2.2)")
-        if push_id in self._cancelled_pushes:
-            # RFC 9114 §7.2.3: a push cancelled by either side gets no push stream (the client
-            # does not want it; the server said it will not fulfil it).
-            raise H3UsageError(f"push ID {push_id} was cancelled: no push stream (RFC 9114 §7.2.3)")
-        self._push_streams_seen.add(push_id)
-        stream_id = self._open_uni_stream(StreamHeader(StreamType.PUSH, push_id=push_id))
-        stream = self._new_request_stream(stream_id, push_id=push_id)
-        # A push stream is unidirectional: nothing will come back on it.
-        stream.end_received = True
-        stream.exchange.state = MessageState.COMPLETE
-        return stream_id
-
-    def cancel_push(self, push_id: int) -> None:
-        """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
-        self._cancelled_pushes.add(push_id)
-        self._send_control_frame(CancelPushFrame(push_id))
-
-    # -- shutdown (RFC 9114 §5.2) ------------------------------------------------------------
-
-    def send_goaway(self, identifier: int | None = None) -> int:
-        """Start a graceful shutdown; returns the identifier sent.
-
-        A server sends the lowest request stream ID it will not process (by default the one
-        after the last request it accepted); a client sends a push ID (by default the next
-        one not yet promised). Later GOAWAYs may lower the identifier, never raise it.
-        """
-        if identifier is None:
-            if self.is_client:
-                identifier = max(self._promised, default=-1) + 1
-            elif self._largest_processed_request < 0:
-                identifier = 0  # no request processed yet: RFC 9114 §5.2 allows zero
-            else:
-                identifier = self._largest_processed_request + STREAM_ID_STEP
-        if not self.is_client and identifier % STREAM_ID_STEP != CLIENT_BIDI:
-            raise H3UsageError(
-                f"a server's GOAWAY carries a client-initiated bidirectional stream ID, not"
-                f" {identifier} (RFC 9114 §7.2.6)"
-            )
-        if self.goaway_sent is not None and identifier > self.goaway_sent:
-            raise H3UsageError("a GOAWAY identifier may never increase (RFC 9114 §5.2)")
-        excluded = [] if self.is_client else self._requests_from(identifier)
-        answered = [stream.stream_id for stream in excluded if stream.headers_sent]
-        if answered:
-            raise H3UsageError(
-                f"the response on stream {answered[0]} has begun, so its request was processed:"
-                f" a GOAWAY cannot exclude it with {identifier} (RFC 9114 §5.2)"
-            )
-        self.goaway_sent = identifier
-        self._send_control_frame(GoawayFrame(identifier))
-        for stream in excluded:
-            # RFC 9114 §5.2: requests the GOAWAY excludes are cancelled explicitly, as
-            # rejected (never processed), so that the client may retry them elsewhere.
-            self._stream_error(
-                H3StreamError(
-                    ErrorCode.H3_REQUEST_REJECTED,
-                    f"GOAWAY {identifier} excludes the request on stream {stream.stream_id},"
-                    " which will not be processed",
-                    "9114#5.2",
-                    stream_id=stream.stream_id,
-                )
-            )
-        return identifier
-
-    def _requests_from(self, identifier: int) -> list[_RequestStream]:
-        """Server: the open request streams at or past a GOAWAY identifier."""
-        return [
-            stream
-            for stream in self._requests.values()
-            if stream.push_id is None and stream.stream_id >= identifier and not stream.abandoned
-        ]
-
-    def reset_stream(
-        self, stream_id: int, error_code: int = ErrorCode.H3_REQUEST_CANCELLED
-    ) -> None:
-        """Cancel a request or push (RFC 9114 §4.1.1): reset sending, stop receiving."""
-        stream = self._stream_for(stream_id)
-        if error_code == ErrorCode.H3_REQUEST_REJECTED:
-            # RFC 9114 §4.1.1: "rejected" promises the request was never processed. A client
-            # never says so (it answers a server's STOP_SENDING in receive_stop_sending), and
-            # a server may not once the request reached its application.
-            if self.is_client:
-                raise H3UsageError("a client does not use H3_REQUEST_REJECTED (RFC 9114 §4.1.1)")
-            if stream is not None and stream.exchange.state is not MessageState.EXPECTING_HEADERS:
-                raise H3UsageError(
-                    f"the request on stream {stream_id} was processed: H3_REQUEST_CANCELLED,"
-                    " not H3_REQUEST_REJECTED (RFC 9114 §4.1.1)"
-                )
-        if stream is not None and not stream.abandoned:
-            why = (
-                "the server rejects the request before processing any of it"
-                if error_code == ErrorCode.H3_REQUEST_REJECTED
-                else "the application cancelled the stream"
-            )
-            self._record_stream_error(stream_id, error_code, why, "9114#4.1.1", "sent")
-            self._abandon(stream, error_code, why, "9114#4.1.1")
-            self._flush_decoder_stream()  # RFC 9204 §4.4.2: the Stream Cancellation, now
-
-    def close(self, error_code: int = ErrorCode.H3_NO_ERROR, reason: str = "") -> None:
-        """Close the connection (RFC 9114 §5.3)."""
-        if self.closed:
-            return
-        rule = reason or "the application closed the connection"
-        self._record(
-            "connection_closed" if error_code == ErrorCode.H3_NO_ERROR else "connection_error",
-            None,
-            {
-                "code": error_code,
-                "code_name": code_name(error_code),
-                "rule": rule,
-                "rfc": "9114#5.3",
-                "direction": "sent",
-            },
-            rfc=("9114#5.3",),
-            summary=f"{self._me} closes the connection: {code_name(error_code)}: {rule}",
-        )
-        self._close(error_code, reason)
-
-    def _close(self, error_code: int, reason: str) -> None:
-        self.closed = True
-        self.close_code = error_code
-        self._actions.append(CloseConnection(error_code, reason))
-        self._events.append(
-            ConnectionTerminated(error_code=error_code, reason=reason, by_peer=False)
-        )
-
-    def _send_control_frame(self, frame: Frame) -> None:
-        self._check_open()
-        assert self.control_stream_id is not None, "initiate() first"
-        self._send_frame(self.control_stream_id, frame)
+    # -- what every part uses: sending frames, the queues ----------------------------------
 
     def _send_frame(self, stream_id: int, frame: Frame) -> None:
         writer = SpanWriter(record=self.recorder.enabled)
         frame.serialize(writer)
         self._actions.append(SendStreamData(stream_id, writer.unit()))
         if self.recorder.enabled:
-            self._record(
+            self.trace.record(
                 "frame_created",
                 stream_id,
                 {"stream_id": stream_id, "length": len(writer.buffer), "frame": frame.qlog()},
                 raw=writer.unit(),
                 fields=writer.field_spans(),
                 rfc=(frame.section,),
-                summary=f"{self._arrow}: {frame.describe()} on stream {stream_id}",
+                summary=f"{self.trace.arrow}: {frame.describe()} on stream {stream_id}",
             )
 
-    def _check_open(self) -> None:
-        if self.closed:
-            raise H3UsageError("the connection is closed")
-
-    # == the transport's side: receiving =====================================================
-
-    def receive_stream_data(
-        self, stream_id: int, data: bytes, end_stream: bool = False
-    ) -> list[H3Event]:
-        """Bytes QUIC delivered on a stream, in order; returns what they meant."""
-        if not self.closed:
-            with self._guard():
-                if is_bidirectional(stream_id):
-                    self._receive_bidirectional(stream_id, data, end_stream)
-                else:
-                    self._receive_unidirectional(stream_id, data, end_stream)
-            self._flush_decoder_stream()
-        return self._take_events()
-
-    def receive_stream_reset(self, stream_id: int, error_code: int) -> list[H3Event]:
-        """The peer sent RESET_STREAM: it abandoned sending on ``stream_id``."""
-        if not self.closed:
-            with self._guard():
-                self._check_critical_closed(stream_id, "reset")
-                stream = self._stream_for(stream_id)
-                if stream is not None and not stream.abandoned:
-                    stream.abandoned = True
-                    rejected = error_code == ErrorCode.H3_REQUEST_REJECTED
-                    self._record_stream_error(
-                        stream_id,
-                        error_code,
-                        "the server did not process the request, so it may be retried"
-                        if rejected
-                        else "peer reset the stream",
-                        "9114#4.1.1",
-                        "received",
-                    )
-                    # Recorded after the reset that causes it (RFC 9204 §4.4.2).
-                    self.decoder.cancel_stream(stream_id)
-                    self._end_own_half(stream)
-                    self._events.append(
-                        StreamReset(
-                            stream_id=stream_id,
-                            error_code=error_code,
-                            retry_safe=error_code == ErrorCode.H3_REQUEST_REJECTED,
-                        )
-                    )
-                elif stream is None:
-                    self._ignored_stream_reset(stream_id, error_code)
-            self._flush_decoder_stream()
-        return self._take_events()
-
-    def _ignored_stream_reset(self, stream_id: int, error_code: int) -> None:
-        """The peer reset a stream of a reserved or unknown type: noted, nothing else.
-
-        The code may be a reserved one, which means nothing; an unknown code counts as
-        H3_NO_ERROR (RFC 9114 §8).
-        """
-        uni = self._incoming_uni.get(stream_id)
-        if uni is None or uni.header is None or uni.reset:
-            return
-        stream_type = uni.header.stream_type
-        if known_stream_type(stream_type) is not None:
-            return
-        uni.reset = True
-        self._record_stream_error(
-            stream_id,
-            error_code,
-            f"the peer reset its {uni.header.describe()}, which this endpoint ignores",
-            stream_type_section(stream_type),
-            "received",
-        )
-
-    def _end_own_half(self, stream: _RequestStream) -> None:
-        """After the peer's RESET_STREAM the exchange is over: reset this side's half too.
-
-        RFC 9114 §4.1.1 cancels a request in both directions; left open, this half would
-        never end. A request cut off before its header section is H3_REQUEST_INCOMPLETE
-        (RFC 9114 §4.1); anything else is H3_REQUEST_CANCELLED.
-        """
-        if not stream.end_sent:
-            incomplete = not self.is_client and stream.exchange.state is (
-                MessageState.EXPECTING_HEADERS
-            )
-            code = ErrorCode.H3_REQUEST_INCOMPLETE if incomplete else ErrorCode.H3_REQUEST_CANCELLED
-            self._reset_stream(
-                stream.stream_id, code, "the peer reset the stream, so this side ends its half too"
-            )
-            stream.end_sent = True
-        self._requests.pop(stream.stream_id, None)
-        self._finished_requests.add(stream.stream_id)
-
-    def receive_stop_sending(self, stream_id: int, error_code: int) -> list[H3Event]:
-        """The peer sent STOP_SENDING: stop writing on ``stream_id``."""
-        if not self.closed:
-            self._record_stream_frame(
-                "stop_sending",
-                stream_id,
-                error_code,
-                "the peer asks this endpoint to stop sending",
-                "9000#3.5",
-                "received",
-            )
-            with self._guard():
-                if stream_id in (
-                    self.control_stream_id,
-                    self.encoder.encoder_stream_id,
-                    self.decoder.decoder_stream_id,
-                ):
-                    raise H3ConnectionError(
-                        ErrorCode.H3_CLOSED_CRITICAL_STREAM,
-                        f"peer asked to stop critical stream {stream_id} (STOP_SENDING)",
-                        "9114#6.2.1",
-                    )
-                stream = self._requests.get(stream_id)
-                if stream is not None and not stream.end_sent:
-                    stream.end_sent = True
-                    # RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM.
-                    self._reset_stream(
-                        stream_id,
-                        ErrorCode.H3_REQUEST_CANCELLED,
-                        "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
-                        rfc="9000#3.5",
-                    )
-                    self._forget_if_done(stream)
-                elif stream_id in self._extension_streams:
-                    self._reset_extension_stream(stream_id, error_code)
-        return self._take_events()
-
-    def _reset_extension_stream(self, stream_id: int, stop_code: int) -> None:
-        """Answer STOP_SENDING on a stream of a reserved or unknown type with RESET_STREAM.
-
-        RFC 9000 §3.5 suggests copying the STOP_SENDING code. A reserved stream, though, is
-        reset with H3_NO_ERROR or a reserved error code (RFC 9114 §6.2.3); this endpoint
-        reuses the stream's own type value, which the same ``0x1f * N + 0x21`` formula
-        reserves among the error codes (§8.1).
-        """
-        stream_type = self._extension_streams.pop(stream_id)
-        if is_reserved(stream_type):
-            self._reset_stream(
-                stream_id,
-                stream_type,
-                "the peer stopped reading this reserved stream; it is reset with a reserved"
-                " error code, which means nothing",
-                rfc="9114#6.2.3",
-            )
-        else:
-            self._reset_stream(
-                stream_id,
-                stop_code,
-                "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
-                rfc="9000#3.5",
-            )
-
-    def connection_closed(
-        self,
-        error_code: int,
-        reason: str = "",
-        *,
-        transport: bool = False,
-        idle_timeout: float | None = None,
-    ) -> list[H3Event]:
-        """The QUIC connection ended: the peer closed it, or QUIC itself did.
-
-        ``transport`` says the code is a QUIC transport error code (RFC 9000 §20.1: a
-        CONNECTION_CLOSE of type 0x1c, a TLS failure) rather than an HTTP/3 one (type 0x1d,
-        RFC 9114 §8). A close with no error is recorded as ``connection_closed``, anything
-        else as ``connection_error``. ``idle_timeout`` (seconds) says QUIC dropped the
-        connection because nothing arrived for that long (RFC 9114 §5.1, RFC 9000 §10.1):
-        nothing was sent or received, so ``error_code`` (whatever the QUIC stack reports)
-        means nothing; it is recorded as ``connection_closed`` with ``code_name`` "idle
-        timeout".
-
-        A client lists the requests still waiting for their response (``unanswered_requests``):
-        any of them might have been processed, so none is known to be safe to retry
-        (RFC 9114 §5.4). Those a GOAWAY excluded were reported as rejected when it came.
-        """
-        if not self.closed:
-            self.closed = True
-            self.close_code = error_code
-            data, sections, summary = self._describe_close(
-                error_code, reason, transport, idle_timeout
-            )
-            if self.is_client:
-                unanswered = sorted(
-                    s.stream_id for s in self._requests.values() if s.push_id is None
-                )
-                data["unanswered_requests"] = unanswered
-                if unanswered:
-                    sections += ("9114#5.4",)
-                    streams = ", ".join(str(stream_id) for stream_id in unanswered)
-                    summary += (
-                        f"; no response came on stream {streams}, which may have been processed"
-                        " or not: it is not known to be safe to retry"
-                    )
-            no_error = 0 if transport else ErrorCode.H3_NO_ERROR
-            clean = idle_timeout is not None or error_code == no_error
-            self._record(
-                "connection_closed" if clean else "connection_error",
-                None,
-                data,
-                rfc=sections,
-                summary=summary,
-            )
-            self._events.append(
-                ConnectionTerminated(error_code=error_code, reason=data["rule"], by_peer=True)
-            )
-        return self._take_events()
-
-    def _describe_close(
-        self, error_code: int, reason: str, transport: bool, idle_timeout: float | None
-    ) -> tuple[dict[str, Any], tuple[str, ...], str]:
-        """The data, sections and summary of a close this endpoint was told of."""
-        if idle_timeout is not None:
-            rule = reason or (
-                f"nothing arrived for {idle_timeout:g} s, the idle timeout both endpoints agreed"
-                " on; no CONNECTION_CLOSE is sent"
-            )
-            data = {
-                "code": None,
-                "code_name": "idle timeout",
-                "layer": "quic",
-                "rule": rule,
-                "rfc": "9000#10.1",
-                "direction": "received",
-                "idle_timeout_ms": round(idle_timeout * 1000),
-            }
-            summary = f"{self._me}: QUIC dropped the idle connection: {rule}"
-            return data, ("9114#5.1", "9000#10.1"), summary
-        name = transport_code_name(error_code) if transport else code_name(error_code)
-        who = "QUIC closed the connection" if transport else "peer closed the connection"
-        data = {
-            "code": error_code,
-            "code_name": name,
-            "layer": "quic" if transport else "http3",
-            "rule": reason,
-            "rfc": "9000#20.1" if transport else "9114#8",
-            "direction": "received",
-        }
-        summary = f"{self._me}: {who}: {name}" + (f" ({reason})" if reason else "")
-        return data, ("9000#10.2",) if transport else ("9114#5.3",), summary
-
-    def actions_to_send(self) -> list[Action]:
-        """What the transport must do now, in order (and forget)."""
-        actions, self._actions = self._actions, []
-        return actions
-
-    def _take_events(self) -> list[H3Event]:
-        events, self._events = self._events, []
-        return events
-
-    # -- errors: the one place they are handled (RFC 9114 §8) --------------------------------
-
-    @contextmanager
-    def _guard(self) -> Iterator[None]:
-        try:
-            yield
-        except H3StreamError as error:
-            self._stream_error(error)
-        except H3ConnectionError as error:
-            self._connection_error(error)
-        except QpackError as error:
-            self._connection_error(H3ConnectionError.from_qpack(error))
-
-    def _connection_error(self, error: H3Error) -> None:
-        self._record(
-            "connection_error",
-            None,
-            {
-                "code": error.code,
-                "code_name": code_name(error.code),
-                "rule": error.rule,
-                "rfc": error.rfc,
-                "direction": "sent",
-            },
-            rfc=(error.rfc,),
-            summary=f"{self._me} closes the connection: {error}",
-        )
-        self._close(error.code, str(error))
-
-    def _stream_error(self, error: H3StreamError) -> None:
-        self._record_stream_error(error.stream_id, error.code, error.rule, error.rfc, "sent")
-        stream = self._stream_for(error.stream_id)
-        if stream is not None:
-            self._abandon(stream, error.code, error.rule, error.rfc)
-        else:
-            self._stop_sending(error.stream_id, error.code, error.rule, error.rfc)
-            if is_bidirectional(error.stream_id):
-                self._reset_stream(error.stream_id, error.code, error.rule, error.rfc)
-        self._events.append(StreamReset(stream_id=error.stream_id, error_code=error.code))
-
-    # -- what QUIC is asked to do to one stream (RFC 9000 §3.5, §19.4, §19.5) -----------------
-
-    def _stop_sending(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
-        """Ask QUIC to send STOP_SENDING: the peer should stop sending on ``stream_id``."""
-        self._actions.append(StopSending(stream_id, code))
-        self._record_stream_frame("stop_sending", stream_id, code, why, rfc, "sent")
-
-    def _reset_stream(self, stream_id: int, code: int, why: str, rfc: str = "9114#8") -> None:
-        """Ask QUIC to send RESET_STREAM: this endpoint abandons sending on ``stream_id``."""
-        self._actions.append(ResetStream(stream_id, code))
-        self._record_stream_frame("reset_stream", stream_id, code, why, rfc, "sent")
-
-    def _record_stream_frame(
-        self, name: str, stream_id: int, code: int, why: str, rfc: str, direction: str
-    ) -> None:
-        if not self.recorder.enabled:
-            return
-        frame = "STOP_SENDING" if name == "stop_sending" else "RESET_STREAM"
-        section = "9000#19.5" if name == "stop_sending" else "9000#19.4"
-        if direction == "sent":
-            summary = f"{self._arrow}: {frame} on stream {stream_id}, {code_name(code)}: {why}"
-        else:
-            summary = f"{self._me} receives {frame} on stream {stream_id}, {code_name(code)}"
-        self._record(
-            name,
-            stream_id,
-            {
-                "stream_id": stream_id,
-                "code": code,
-                "code_name": code_name(code),
-                "reason": why,
-                "rfc": rfc,
-                "direction": direction,
-            },
-            rfc=(section, rfc) if rfc != section else (section,),
-            summary=summary,
-        )
-
-    def _record_stream_error(
-        self, stream_id: int, code: int, rule: str, rfc: str, direction: str
-    ) -> None:
-        who = self._me if direction == "sent" else "peer"
-        self._record(
-            "stream_error",
-            stream_id,
-            {
-                "stream_id": stream_id,
-                "code": code,
-                "code_name": code_name(code),
-                "rule": rule,
-                "rfc": rfc,
-                "direction": direction,
-            },
-            rfc=(rfc,),
-            summary=f"{who} resets stream {stream_id}: {code_name(code)}: {rule}",
-        )
-
-    def _stream_for(self, stream_id: int) -> _RequestStream | None:
-        """The request stream, or (on a client) the incoming push stream, with this ID."""
-        stream = self._requests.get(stream_id)
-        if stream is None and stream_id in self._incoming_uni:
-            stream = self._incoming_uni[stream_id].request
-        return stream
-
-    def _abandon(
-        self, stream: _RequestStream, error_code: int, why: str, rfc: str = "9114#8"
-    ) -> None:
-        """Stop both directions of a stream after a stream error or cancellation.
-
-        ``rfc`` is the rule that led to it, recorded with the STOP_SENDING and RESET_STREAM.
-        """
-        if stream.abandoned:
-            return
-        stream.abandoned = True
-        if stream.blocked_on is not None or not stream.end_received:
-            self.decoder.cancel_stream(stream.stream_id)
-        if not stream.end_received:
-            self._stop_sending(stream.stream_id, error_code, why, rfc)
-        if not stream.end_sent:
-            self._reset_stream(stream.stream_id, error_code, why, rfc)
-            stream.end_sent = True
-        self._requests.pop(stream.stream_id, None)
-        self._finished_requests.add(stream.stream_id)
-
-    def _check_critical_closed(self, stream_id: int, how: str) -> None:
-        """RFC 9114 §6.2.1, RFC 9204 §4.2: closing a critical stream closes the connection."""
-        names = {
-            self.peer_control_stream_id: "control",
-            self.peer_encoder_stream_id: "QPACK encoder",
-            self.peer_decoder_stream_id: "QPACK decoder",
-        }
-        name = names.get(stream_id)
-        if name is not None:
-            raise H3ConnectionError(
-                ErrorCode.H3_CLOSED_CRITICAL_STREAM,
-                f"peer {how} its {name} stream {stream_id}",
-                "9114#6.2.1" if name == "control" else "9204#4.2",
-            )
-
-    # -- request streams (RFC 9114 §4.1, §6.1) ----------------------------------------------
-
-    def _receive_bidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
-        stream = self._requests.get(stream_id)
-        if stream is None:
-            # Checked first: a response already in flight when this client cancelled its
-            # request still arrives, and is discarded (RFC 9114 §4.1.1), not an error.
-            if stream_id in self._finished_requests:
-                return  # late data on a stream already finished or reset: discarded
-            if self.is_client or stream_id & 0x3 != CLIENT_BIDI:
-                raise H3ConnectionError(
-                    ErrorCode.H3_STREAM_CREATION_ERROR,
-                    f"bidirectional stream {stream_id} opened by the server; HTTP/3 uses only"
-                    " client-initiated ones",
-                    "9114#6.1",
-                )
-            stream = self._accept_request_stream(stream_id)
-            if stream is None:
-                return
-        if stream.abandoned:
-            return
-        self._receive_frames(stream, stream.parser.feed(data), end_stream)
-
-    def _accept_request_stream(self, stream_id: int) -> _RequestStream | None:
-        stream = self._new_request_stream(stream_id)
-        self._record(
-            "stream_type_set",
-            stream_id,
-            {"stream_id": stream_id, "owner": "remote", "stream_type": "request"},
-            rfc=("9114#6.1",),
-            summary=f"client opened request stream {stream_id}",
-        )
-        if self.goaway_sent is not None and stream_id >= self.goaway_sent:
-            # RFC 9114 §5.2: requests at or past the GOAWAY identifier are rejected unprocessed.
-            self._stream_error(
-                H3StreamError(
-                    ErrorCode.H3_REQUEST_REJECTED,
-                    f"request on stream {stream_id} arrived after GOAWAY {self.goaway_sent}",
-                    "9114#5.2",
-                    stream_id=stream_id,
-                )
-            )
-            return None
-        self._largest_processed_request = max(self._largest_processed_request, stream_id)
-        return stream
-
-    def _new_request_stream(self, stream_id: int, push_id: int | None = None) -> _RequestStream:
-        stream = _RequestStream(
-            stream_id=stream_id,
-            exchange=MessageExchange(
-                stream_id, is_push=push_id is not None, receives_request=not self.is_client
-            ),
-            parser=FrameParser(record=self.recorder.enabled),
-            push_id=push_id,
-        )
-        self._requests[stream_id] = stream
-        return stream
-
-    def _receive_frames(
-        self, stream: _RequestStream, frames: list[ParsedFrame], end_stream: bool
-    ) -> None:
-        stream.waiting.extend(frames)
-        if end_stream:
-            stream.parser.eof()
-            stream.end_received = True
-        self._process_waiting(stream)
-
-    def _process_waiting(self, stream: _RequestStream) -> None:
-        """Handle queued frames in order, stopping while QPACK holds a field section."""
-        while stream.waiting and stream.blocked_on is None and not stream.abandoned:
-            self._handle_request_frame(stream, stream.waiting.popleft())
-        if (
-            stream.end_received
-            and not stream.waiting
-            and stream.blocked_on is None
-            and not stream.abandoned
-        ):
-            if stream.exchange.state is not MessageState.COMPLETE:
-                self._transition(stream, MessageInput.END_OF_STREAM)
-                if stream.content is not None:
-                    self._check_message(stream, stream.content.finish)
-                if not stream.end_reported:
-                    self._events.append(
-                        StreamEnded(stream_id=stream.stream_id, push_id=stream.push_id)
-                    )
-            self._forget_if_done(stream)
-
-    def _handle_request_frame(self, stream: _RequestStream, parsed: ParsedFrame) -> None:
-        self._record_parsed(stream.stream_id, parsed)
-        frame = parsed.frame
-        kind = StreamKind.PUSH if stream.push_id is not None else StreamKind.REQUEST
-        check_frame_allowed(frame.frame_type, kind, sender=self._peer)
-        if stream.tunnel and not isinstance(frame, DataFrame | UnknownFrame):
-            raise H3ConnectionError(
-                ErrorCode.H3_FRAME_UNEXPECTED,
-                f"{frame.describe()} on stream {stream.stream_id}, a CONNECT tunnel, which"
-                " carries only DATA frames",
-                "9114#4.4",
-            )
-        if isinstance(frame, DataFrame):
-            self._transition(stream, MessageInput.DATA)
-            if stream.content is not None:
-                self._check_message(stream, lambda: stream.content.add(len(frame.data)))  # type: ignore[union-attr]
-            self._events.append(
-                DataReceived(
-                    stream_id=stream.stream_id,
-                    data=frame.data,
-                    push_id=stream.push_id,
-                    stream_ended=self._ends_with(stream),
-                )
-            )
-        elif isinstance(frame, HeadersFrame):
-            stream.exchange.check_headers_frame()
-            self._decode_field_section(stream, parsed, frame.field_section)
-        elif isinstance(frame, PushPromiseFrame):
-            self._transition(stream, MessageInput.PUSH_PROMISE)
-            self._check_push_id_allowed(frame.push_id, "PUSH_PROMISE", "9114#7.2.5")
-            self._decode_field_section(stream, parsed, frame.field_section)
-        # Reserved and unknown frame types mean nothing (RFC 9114 §9): recorded, ignored.
-
-    def _ends_with(self, stream: _RequestStream) -> bool:
-        """Is the frame being delivered the stream's last? (Noted in ``end_reported``.)"""
-        ended = stream.end_received and not stream.waiting
-        stream.end_reported = stream.end_reported or ended
-        return ended
-
-    def _decode_field_section(
-        self, stream: _RequestStream, parsed: ParsedFrame, section: bytes
-    ) -> None:
-        decoded = self.decoder.decode(stream.stream_id, section)
-        if decoded is None:
-            stream.blocked_on = parsed  # RFC 9204 §2.2.1: wait for the encoder stream
-            return
-        self._field_section_ready(stream, parsed.frame, decoded)
-
-    def _field_section_ready(
-        self, stream: _RequestStream, frame: Frame, decoded: DecodedFieldSection
-    ) -> None:
-        headers = decoded.headers
-        limit = self.local_settings.max_field_section_size
-        if limit is not None:
-            size = sum(len(name) + len(value) + 32 for name, value in headers)
-            if size > limit:
-                raise H3StreamError(
-                    ErrorCode.H3_EXCESSIVE_LOAD,
-                    f"field section of {size} bytes is larger than this endpoint's"
-                    f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit}",
-                    "9114#4.2.2",
-                    stream_id=stream.stream_id,
-                )
-        if isinstance(frame, PushPromiseFrame):
-            self._push_promise_ready(stream, frame.push_id, headers)
-            return
-        trailers = stream.exchange.state is not MessageState.EXPECTING_HEADERS
-        interim = False
-        if trailers:
-            self._check_message(stream, lambda: validate_trailers(headers))
-        elif self.is_client or stream.push_id is not None:
-            head = self._check_message(stream, lambda: validate_response(headers))
-            interim = head.informational
-            if not interim:
-                stream.content = ContentLengthTracker.for_response(
-                    head, request_method=stream.request_method or b"GET"
-                )
-                stream.tunnel = stream.request_method == CONNECT and 200 <= head.status < 300
-        else:
-            request = self._check_message(
-                stream,
-                lambda: validate_request(
-                    headers, enable_connect_protocol=self.local_settings.enable_connect_protocol
-                ),
-            )
-            stream.request_method = request.method
-            stream.content = ContentLengthTracker.for_request(request)
-            stream.tunnel = request.method == CONNECT
-        self._transition(stream, MessageInput.INTERIM_HEADERS if interim else MessageInput.HEADERS)
-        self._events.append(
-            HeadersReceived(
-                stream_id=stream.stream_id,
-                headers=headers,
-                interim=interim,
-                trailers=trailers,
-                push_id=stream.push_id,
-                stream_ended=self._ends_with(stream),
-            )
-        )
-
-    def _check_message(self, stream: _RequestStream, check: Callable[[], Any]) -> Any:
-        """Run a message check; a malformed message is a stream error (RFC 9114 §4.1.2)."""
-        try:
-            return check()
-        except MalformedMessage as error:
-            raise error.as_stream_error(stream.stream_id) from None
-
-    def _transition(self, stream: _RequestStream, event: MessageInput) -> None:
-        old, new = stream.exchange.receive(event)
-        if event is MessageInput.INTERIM_HEADERS:
-            # No state changes, but it is recorded all the same: the one place a trace shows
-            # that a 1xx response was read as interim, with the final response still to come.
-            summary = (
-                f"stream {stream.stream_id}: an interim (1xx) response; still {old.value},"
-                " the final response is to come"
-            )
-        elif old is not new:
-            summary = f"stream {stream.stream_id}: {old.value} → {new.value} ({event.value})"
-        else:
-            return
-        self._record(
-            "stream_state_updated",
-            stream.stream_id,
-            {
-                "stream_id": stream.stream_id,
-                "old": old.value,
-                "new": new.value,
-                "trigger": event.value,
-            },
-            rfc=("9114#4.1",),
-            summary=summary,
-        )
-
-    def _unblocked(self, sections: list[DecodedFieldSection]) -> None:
-        """QPACK inserts arrived: finish the field sections they were holding."""
-        for decoded in sections:
-            stream = self._stream_for(decoded.stream_id)
-            if stream is None or stream.blocked_on is None:
-                continue
-            parsed, stream.blocked_on = stream.blocked_on, None
-            try:
-                self._field_section_ready(stream, parsed.frame, decoded)
-                self._process_waiting(stream)
-            except H3StreamError as error:
-                self._stream_error(error)
-
-    def _forget_if_done(self, stream: _RequestStream) -> None:
-        """A stream is finished once its message is in and this side has ended its own."""
-        if stream.exchange.state is MessageState.COMPLETE and stream.end_sent:
-            self._requests.pop(stream.stream_id, None)
-            self._finished_requests.add(stream.stream_id)
-
-    # -- server push, receiving side (RFC 9114 §4.6) ----------------------------------------
-
-    def _check_push_id_allowed(self, push_id: int, what: str, rfc: str) -> None:
-        if self.max_push_id is None or push_id > self.max_push_id:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"{what} uses push ID {push_id}, but this client's MAX_PUSH_ID is"
-                f" {'not sent' if self.max_push_id is None else self.max_push_id}",
-                rfc,
-            )
-
-    def _push_promise_ready(
-        self, stream: _RequestStream, push_id: int, headers: list[Header]
-    ) -> None:
-        earlier = self._promised.get(push_id)
-        if earlier is not None and earlier != headers:
-            raise H3ConnectionError(
-                ErrorCode.H3_GENERAL_PROTOCOL_ERROR,
-                f"push ID {push_id} promised again with different request fields",
-                "9114#4.6",
-            )
-        self._promised[push_id] = headers
-        try:
-            validate_push_promise_request(headers)
-        except UnpushableRequest:
-            # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
-            # its response must not be used: a push stream already open for it is abandoned.
-            self.cancel_push(push_id)
-            for uni in list(self._incoming_uni.values()):
-                if uni.request is not None and uni.request.push_id == push_id:
-                    self._refuse_push_stream(uni.request)
-            return
-        except MalformedMessage as error:
-            raise error.as_stream_error(stream.stream_id) from None
-        self._events.append(
-            PushPromiseReceived(stream_id=stream.stream_id, push_id=push_id, headers=headers)
-        )
-
-    # -- unidirectional streams (RFC 9114 §6.2) ----------------------------------------------
-
-    def _receive_unidirectional(self, stream_id: int, data: bytes, end_stream: bool) -> None:
-        if stream_id & 0x3 == (CLIENT_UNI if self.is_client else SERVER_UNI):
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"data received on this endpoint's own unidirectional stream {stream_id}",
-                "9114#6.2",
-            )
-        stream = self._incoming_uni.get(stream_id)
-        if stream is None:
-            stream = self._incoming_uni[stream_id] = _IncomingUniStream(stream_id)
-        if stream.header is None:
-            stream.buffer += data
-            # A copy: the buffer is cleared below, and the event keeps the header's bytes.
-            reader = SpanReader(bytes(stream.buffer), record=self.recorder.enabled)
-            try:
-                header = parse_stream_header(reader)
-            except NeedMoreData:
-                return  # RFC 9114 §6.2: a stream may even end before its type arrives
-            data = bytes(stream.buffer[reader.position :])
-            stream.buffer.clear()
-            self._stream_type_received(stream, header, reader)
-        self._uni_stream_data(stream, data, end_stream)
-
-    def _stream_type_received(
-        self, stream: _IncomingUniStream, header: StreamHeader, reader: SpanReader
-    ) -> None:
-        stream.header = header
-        self._record(
-            "stream_type_set",
-            stream.stream_id,
-            header.qlog(stream.stream_id) | {"owner": "remote"},
-            raw=reader.unit(),
-            fields=reader.field_spans(),
-            rfc=_stream_type_sections(header.stream_type),
-            summary=f"peer opened stream {stream.stream_id}: {header.describe()}",
-        )
-        kind = header.stream_type
-        if kind == StreamType.CONTROL:
-            self._claim_critical(
-                "peer_control_stream_id", stream.stream_id, "control", "9114#6.2.1"
-            )
-        elif kind == StreamType.QPACK_ENCODER:
-            self._claim_critical(
-                "peer_encoder_stream_id", stream.stream_id, "QPACK encoder", "9204#4.2"
-            )
-            self.decoder.encoder_stream_id = stream.stream_id
-        elif kind == StreamType.QPACK_DECODER:
-            self._claim_critical(
-                "peer_decoder_stream_id", stream.stream_id, "QPACK decoder", "9204#4.2"
-            )
-            self.encoder.decoder_stream_id = stream.stream_id
-        elif kind == StreamType.PUSH:
-            self._push_stream_opened(stream, header)
-        else:
-            # RFC 9114 §6.2, §6.2.3: unknown and reserved types are ignored; asking the peer
-            # to stop sending spares it the effort.
-            self._stop_sending(
-                stream.stream_id,
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"stream {stream.stream_id} is of a type this endpoint ignores"
-                f" ({header.describe()})",
-                rfc=stream_type_section(kind),
-            )
-
-    def _claim_critical(self, attribute: str, stream_id: int, name: str, rfc: str) -> None:
-        if getattr(self, attribute) is not None:
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"second {name} stream ({stream_id}); the first was {getattr(self, attribute)}",
-                rfc,
-            )
-        setattr(self, attribute, stream_id)
-
-    def _push_stream_opened(self, stream: _IncomingUniStream, header: StreamHeader) -> None:
-        if not self.is_client:
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"client opened push stream {stream.stream_id}; only servers push",
-                "9114#6.2.2",
-            )
-        push_id = header.push_id
-        assert push_id is not None
-        self._check_push_id_allowed(push_id, f"push stream {stream.stream_id}", "9114#4.6")
-        if push_id in self._push_streams_seen:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"push ID {push_id} used by a second push stream ({stream.stream_id})",
-                "9114#6.2.2",
-            )
-        self._push_streams_seen.add(push_id)
-        stream.request = _RequestStream(
-            stream_id=stream.stream_id,
-            exchange=MessageExchange(stream.stream_id, is_push=True),
-            parser=FrameParser(record=self.recorder.enabled),
-            push_id=push_id,
-            end_sent=True,
-        )
-        if push_id in self._cancelled_pushes:
-            self._refuse_push_stream(stream.request)
-
-    def _refuse_push_stream(self, stream: _RequestStream) -> None:
-        """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
-        self._stream_error(
-            H3StreamError(
-                ErrorCode.H3_REQUEST_CANCELLED,
-                f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
-                " cancelled; its response is not used",
-                "9114#7.2.3",
-                stream_id=stream.stream_id,
-            )
-        )
-
-    def _uni_stream_data(self, stream: _IncomingUniStream, data: bytes, end_stream: bool) -> None:
-        assert stream.header is not None
-        kind = stream.header.stream_type
-        if kind == StreamType.CONTROL:
-            self._receive_control(data)
-        elif kind == StreamType.QPACK_ENCODER:
-            if data:
-                self._unblocked(self.decoder.feed_encoder(data))
-        elif kind == StreamType.QPACK_DECODER:
-            if data:
-                self.encoder.feed_decoder(data)
-        elif kind == StreamType.PUSH:
-            assert stream.request is not None
-            if not stream.request.abandoned:
-                self._receive_frames(stream.request, stream.request.parser.feed(data), end_stream)
-            return
-        if end_stream:
-            self._check_critical_closed(stream.stream_id, "closed")
-
-    # -- the control stream (RFC 9114 §6.2.1) ------------------------------------------------
-
-    def _receive_control(self, data: bytes) -> None:
-        for parsed in self._peer_control_parser.feed(data):
-            self._record_parsed(self.peer_control_stream_id, parsed)
-            frame = parsed.frame
-            first = self._peer_control_frames == 0
-            self._peer_control_frames += 1
-            if first and not isinstance(frame, SettingsFrame):
-                raise H3ConnectionError(
-                    ErrorCode.H3_MISSING_SETTINGS,
-                    f"first frame on the control stream is {frame.describe()}, not SETTINGS",
-                    "9114#6.2.1",
-                )
-            check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=self._peer)
-            if isinstance(frame, SettingsFrame):
-                if not first:
-                    raise H3ConnectionError(
-                        ErrorCode.H3_FRAME_UNEXPECTED,
-                        "second SETTINGS frame on the control stream",
-                        "9114#7.2.4",
-                    )
-                self._settings_received(frame)
-            elif isinstance(frame, GoawayFrame):
-                self._goaway_received(frame.id)
-            elif isinstance(frame, MaxPushIdFrame):
-                self._max_push_id_received(frame.push_id)
-            elif isinstance(frame, CancelPushFrame):
-                self._cancel_push_received(frame.push_id)
-            elif isinstance(frame, PriorityUpdateFrame):
-                pass  # RFC 9218: a hint for scheduling; shown in the trace, not acted on
-
-    def _settings_received(self, frame: SettingsFrame) -> None:
-        settings = Settings.from_frame(frame)
-        remembered = self.remembered_settings
-        if remembered is not None and self.early_data_accepted is not False:
-            # RFC 9114 §7.2.4.2: a server that took 0-RTT data keeps what it relied on.
-            problem = zero_rtt.incompatibility(
-                remembered, settings, {identifier for identifier, _ in frame.settings}
-            )
-            if problem is not None:
-                raise H3ConnectionError(
-                    problem.code, f"the server accepted 0-RTT, but {problem.rule}", problem.rfc
-                )
-        self.peer_settings = settings
-        self.peer_settings_received = True
-        self._record(
-            "parameters_set",
-            None,
-            {"owner": "remote", "settings": self._settings_json(settings)},
-            rfc=("9114#7.2.4",),
-            summary=f"{self._me} applies the peer's SETTINGS: {settings.describe()}",
-        )
-        self.encoder.apply_settings(
-            settings.qpack_max_table_capacity, settings.qpack_blocked_streams
-        )
-        self._events.append(SettingsReceived(settings=dict(frame.settings)))
-
-    def _goaway_received(self, identifier: int) -> None:
-        if self.is_client and identifier % STREAM_ID_STEP != CLIENT_BIDI:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"GOAWAY carries {identifier}, which is not a client-initiated bidirectional"
-                " stream ID",
-                "9114#7.2.6",
-            )
-        if self.goaway_received is not None and identifier > self.goaway_received:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"GOAWAY {identifier} is larger than the previous GOAWAY {self.goaway_received}",
-                "9114#5.2",
-            )
-        self.goaway_received = identifier
-        self._events.append(GoawayReceived(id=identifier))
-        if self.is_client:
-            # RFC 9114 §5.2: requests at or past the identifier will not be processed; the
-            # application may retry them on another connection.
-            # Streams already reset were reported then; they are not reported twice.
-            rejected = [
-                s for s in self._requests.values() if s.stream_id >= identifier and not s.abandoned
-            ]
-            for stream in rejected:
-                self._abandon(
-                    stream,
-                    ErrorCode.H3_REQUEST_CANCELLED,
-                    f"the server's GOAWAY {identifier} says this request will not be processed",
-                )
-                self._events.append(
-                    StreamReset(
-                        stream_id=stream.stream_id,
-                        error_code=ErrorCode.H3_REQUEST_REJECTED,
-                        retry_safe=True,
-                    )
-                )
-
-    def _max_push_id_received(self, push_id: int) -> None:
-        if self.max_push_id is not None and push_id < self.max_push_id:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"MAX_PUSH_ID {push_id} is smaller than the previous {self.max_push_id}",
-                "9114#7.2.7",
-            )
-        self.max_push_id = push_id
-
-    def _cancel_push_received(self, push_id: int) -> None:
-        if self.is_client:
-            self._check_push_id_allowed(push_id, "CANCEL_PUSH", "9114#7.2.3")
-        elif push_id not in self._promised:
-            raise H3ConnectionError(
-                ErrorCode.H3_ID_ERROR,
-                f"CANCEL_PUSH for push ID {push_id}, which no PUSH_PROMISE has used",
-                "9114#7.2.3",
-            )
-        self._cancelled_pushes.add(push_id)
-        self._events.append(PushCancelled(push_id=push_id))
-
-    # == teaching and test facility: breaking a rule on purpose (RFC 9114 §8) =================
-    #
-    # A lesson about errors needs an endpoint that misbehaves. These methods skip the checks
-    # the sending side normally makes, so that the *peer's* reaction can be watched: the
-    # connection error or stream error it raises, with the rule it names. They are used by
-    # h3learn/curriculum (lesson scenarios) and by tests, never by the server or client.
-
-    def send_deliberately(
-        self, stream_id: int, unit: DeliberateUnit, end_stream: bool = False
-    ) -> None:
-        """Teaching facility: put ``unit`` on stream ``stream_id`` as it is, unchecked."""
+    def _send_control_frame(self, frame: Frame) -> None:
         self._check_open()
-        self._actions.append(SendStreamData(stream_id, unit.raw, end_stream=end_stream))
-        if self.recorder.enabled:
-            fin = " and ends the stream" if end_stream and unit.raw else ""
-            self.recorder.record(
-                category=unit.category,
-                name=unit.name,
-                stream_id=stream_id,
-                data=unit.data | {"deliberate": unit.rule},
-                raw=unit.raw,
-                fields=unit.fields,
-                rfc=unit.rfc,
-                summary=(
-                    f"{self._arrow}: {unit.describe} on stream {stream_id}{fin}, breaking"
-                    f" {unit.rule} on purpose"
-                ),
-            )
-
-    def open_stream_deliberately(self, header: StreamHeader) -> int:
-        """Teaching facility: open a unidirectional stream of any type (a second control stream)."""
-        self._check_open()
-        return self._open_uni_stream(header)
-
-    def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
-        """Teaching facility: a request whose header section is sent as given, even malformed."""
-        self._check_can_request()
-        method = next((value for name, value in headers if name == b":method"), b"GET")
-        return self._open_request(headers, method, end_stream)
-
-    def send_headers_unchecked(
-        self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
-    ) -> None:
-        """Teaching facility: a response or trailer section sent as given, even malformed."""
-        self._check_open()
-        stream = self._sending_stream(stream_id)
-        self._send_field_section(stream_id, headers)
-        stream.headers_sent = True
-        if end_stream:
-            self._end_stream(stream)
-
-    # -- recording ---------------------------------------------------------------------------
-
-    @property
-    def _me(self) -> str:
-        return "client" if self.is_client else "server"
-
-    @property
-    def _peer(self) -> str:
-        return "server" if self.is_client else "client"
-
-    @property
-    def _arrow(self) -> str:
-        return "client → server" if self.is_client else "server → client"
-
-    def _record_parsed(self, stream_id: int | None, parsed: ParsedFrame) -> None:
-        if not self.recorder.enabled:
-            return
-        arrow = "server → client" if self.is_client else "client → server"
-        self._record(
-            "frame_parsed",
-            stream_id,
-            {"stream_id": stream_id, "length": len(parsed.raw), "frame": parsed.frame.qlog()},
-            raw=parsed.raw,
-            fields=parsed.spans,
-            rfc=(parsed.frame.section,),
-            summary=f"{arrow}: {parsed.frame.describe()} on stream {stream_id}",
-        )
-
-    def _record(
-        self,
-        name: str,
-        stream_id: int | None,
-        data: dict[str, Any],
-        *,
-        raw: bytes = b"",
-        fields: tuple[Any, ...] = (),
-        rfc: tuple[str, ...] = (),
-        summary: str = "",
-    ) -> None:
-        if self.recorder.enabled:
-            self.recorder.record(
-                category="http3",
-                name=name,
-                stream_id=stream_id,
-                data=data,
-                raw=raw,
-                fields=fields,
-                rfc=rfc,
-                summary=summary,
-            )
-
-    @staticmethod
-    def _settings_json(settings: Settings) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": identifier,
-                "name": setting_name(identifier),
-                "value": value,
-                "qlog": qlog_setting(identifier, value),
-            }
-            for identifier, value in settings.pairs()
-        ]
+        assert self.control_stream_id is not None, "initiate() first"
+        self._send_frame(self.control_stream_id, frame)
 
     def _flush_decoder_stream(self) -> None:
         """Send what the QPACK decoder has to say (acknowledgments, RFC 9204 §4.4)."""
@@ -1848,15 +388,32 @@ class H3Connection:
         if data and not self.closed:
             self._actions.append(SendStreamData(self.decoder.decoder_stream_id, data))
 
+    def _check_open(self) -> None:
+        if self.closed:
+            raise H3UsageError("the connection is closed")
 
-def _stream_type_sections(stream_type: int) -> tuple[str, ...]:
-    """What a ``stream_type_set`` event cites: §6.2, and §6.2.3 for a reserved type."""
-    section = stream_type_section(stream_type)
-    return ("9114#6.2",) if section == "9114#6.2" else ("9114#6.2", section)
+    def _take_events(self) -> list[H3Event]:
+        events, self._events = self._events, []
+        return events
 
+    # -- teaching and test facility: breaking a rule on purpose (deliberate.py) ------------
 
-def _is_interim(headers: Sequence[Header]) -> bool:
-    for name, value in headers:
-        if name == b":status":
-            return value.startswith(b"1")
-    return False
+    def send_deliberately(
+        self, stream_id: int, unit: DeliberateUnit, end_stream: bool = False
+    ) -> None:
+        """Teaching facility: put ``unit`` on stream ``stream_id`` as it is, unchecked."""
+        deliberate.send_deliberately(self, stream_id, unit, end_stream)
+
+    def open_stream_deliberately(self, header: StreamHeader) -> int:
+        """Teaching facility: open a unidirectional stream of any type (a second control stream)."""
+        return deliberate.open_stream_deliberately(self, header)
+
+    def send_request_unchecked(self, headers: Sequence[Header], end_stream: bool = False) -> int:
+        """Teaching facility: a request whose header section is sent as given, even malformed."""
+        return deliberate.send_request_unchecked(self, headers, end_stream)
+
+    def send_headers_unchecked(
+        self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
+    ) -> None:
+        """Teaching facility: a response or trailer section sent as given, even malformed."""
+        deliberate.send_headers_unchecked(self, stream_id, headers, end_stream)

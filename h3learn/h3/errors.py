@@ -171,3 +171,10 @@ class H3StreamError(H3Error):
     def __init__(self, code: int, rule: str, rfc: str, *, stream_id: int) -> None:
         super().__init__(code, rule, rfc)
         self.stream_id = stream_id
+
+
+class H3UsageError(Exception):
+    """The application asked for something the protocol forbids (a local mistake).
+
+    Not a protocol error: nothing is sent to the peer, and the connection carries on.
+    """

@@ -70,6 +70,11 @@ INITIATOR_BIT = 0x01
 #: Set in the ID of a unidirectional stream; clear for a bidirectional one.
 DIRECTION_BIT = 0x02
 
+#: The two low bits of a stream ID, one value per kind of stream (the table above).
+CLIENT_BIDI, SERVER_BIDI, CLIENT_UNI, SERVER_UNI = 0, 1, 2, 3
+#: The next stream of the same kind has the ID 4 higher.
+STREAM_ID_STEP = 4
+
 
 def initiator(stream_id: int) -> str:
     """ "client" or "server": the endpoint that opened the stream (RFC 9000 §2.1)."""

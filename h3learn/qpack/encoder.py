@@ -3,7 +3,8 @@
 The encoder turns a list of fields into an encoded field section (§4.5) plus, on the
 encoder stream, the instructions (§4.3) that put entries into the peer decoder's copy of
 the dynamic table. It owns the *local* dynamic table, the one it fills, and listens to the
-decoder stream (§4.4) to learn what the decoder has received and finished with:
+decoder stream (§4.4) to learn what the decoder has received and finished with
+(acknowledgments.py):
 
     apply_settings(capacity, blocked)  the peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and
                                        SETTINGS_QPACK_BLOCKED_STREAMS (§5)
@@ -46,22 +47,23 @@ How it decides (the strategy, in the order `encode` tries things for each field 
    first-in, first-out table instead of falling out and being sent again in full.
 4. Otherwise the field may be inserted, if it is *worth it*: it was seen recently (a field
    that came once tends to come again: the same user agent, the same host), or, when the
-   section may block, its name's values usually repeat (80% of the time so far). Fields
-   whose values rarely repeat (``:path``, ``content-length``) mostly stay literals; so do
-   entries larger than three quarters of the table. When the section may block, the new
-   entry is referenced straight away (a post-base or relative reference). Otherwise the field
-   goes as a literal this time and the entry serves later sections once acknowledged; that
-   doubles the cost of this occurrence, so then only recently seen fields are inserted.
+   section may block, its name's values usually repeat (80% of the time so far; both kept by
+   field_history.py). Fields whose values rarely repeat (``:path``, ``content-length``)
+   mostly stay literals; so do entries larger than three quarters of the table. When the
+   section may block, the new entry is referenced straight away (a post-base or relative
+   reference). Otherwise the field goes as a literal this time and the entry serves later
+   sections once acknowledged; that doubles the cost of this occurrence, so then only
+   recently seen fields are inserted.
 5. A literal reuses a name from the static table if there is one, else a dynamic entry with
    that name (if it may be referenced), else sends the name too. A name that the tables lack
    and that has been seen before (``x-fb-debug``, whose values never repeat) gets an entry
    of its own with an empty value, so that its later literals can refer to it.
 
-Then the prefix (§4.5.1): the Required Insert Count follows from the references; the Base is
-the value, among those worth trying, that makes the section shortest (§4.5.1.2), or, with
-``base_choice = "before_inserts"``, the insert count before this section's own inserts, as
-the single-pass encoder of Appendix C does (its new entries are then post-base, §3.2.6). Every
-string is Huffman-coded only when that is shorter (§4.1.2).
+Then the prefix (§4.5.1, section_encoding.py): the Required Insert Count follows from the
+references; the Base is the value, among those worth trying, that makes the section shortest
+(§4.5.1.2), or, with ``base_choice = "before_inserts"``, the insert count before this
+section's own inserts, as the single-pass encoder of Appendix C does (its new entries are
+then post-base, §3.2.6). Every string is Huffman-coded only when that is shorter (§4.1.2).
 
 Every instruction and field section is recorded as an event with its bytes labelled; the
 dynamic table records its own inserts and evictions. With recording off no labels are built.
@@ -69,12 +71,11 @@ dynamic table records its own inserts and evictions. With recording off no label
 
 from __future__ import annotations
 
-from collections import Counter, deque
 from collections.abc import Container, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from h3learn.events import NullRecorder, Recorder
+from h3learn.qpack import inserts
+from h3learn.qpack.acknowledgments import Acknowledgments
 from h3learn.qpack.decoder_instructions import (
     DecoderInstruction,
     InsertCountIncrement,
@@ -82,33 +83,15 @@ from h3learn.qpack.decoder_instructions import (
     StreamCancellation,
     parse_decoder_instruction,
 )
-from h3learn.qpack.dynamic_table import DynamicEntry, DynamicTable, entry_size
-from h3learn.qpack.encoder_instructions import (
-    Duplicate,
-    EncoderInstruction,
-    InsertWithLiteralName,
-    InsertWithNameReference,
-    SetDynamicTableCapacity,
-)
+from h3learn.qpack.dynamic_table import DynamicTable, entry_size
 from h3learn.qpack.errors import DecoderStreamError
-from h3learn.qpack.field_lines import (
-    FieldLine,
-    FieldSectionPrefix,
-    IndexedFieldLine,
-    IndexedFieldLineWithPostBaseIndex,
-    LiteralFieldLineWithLiteralName,
-    LiteralFieldLineWithNameReference,
-    LiteralFieldLineWithPostBaseNameReference,
-    delta_from_base,
-    encode_required_insert_count,
-    max_entries,
-)
+from h3learn.qpack.field_history import FieldHistory
 from h3learn.qpack.flow_control import EncoderStreamCredit
-from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
+from h3learn.qpack.recording import record_instruction
+from h3learn.qpack.section_encoding import FieldLinePlan, choose_base, serialize_section
 from h3learn.qpack.static_table import STATIC_INDEX_BY_FIELD, STATIC_INDEX_BY_NAME
 from h3learn.wire.errors import MalformedInput, NeedMoreData
-from h3learn.wire.prefixed_int import prefixed_int_length
-from h3learn.wire.spans import SpanReader, SpanWriter, display
+from h3learn.wire.spans import SpanReader, display
 
 Header = tuple[bytes, bytes]
 
@@ -122,86 +105,9 @@ SHORT_COOKIE_LIMIT = 20
 #: next few inserts would start evicting it. The encoder copies those still in use
 #: to the front with Duplicate and refers to the copy, so that the originals can drain.
 DRAINING_SHARE = 0.25
-#: How far back "seen recently" reaches: a field is recent while fewer than RECENT_SHARE
-#: times the capacity worth of fields (counted by entry size) have been encoded since it was
-#: last seen (a first-in, first-out table holding all of them would have evicted it by then).
-RECENT_SHARE = 2.0
-#: ... but at least this many bytes, so that a small table still looks a few sections back.
-MINIMUM_RECENT_WINDOW = 1024
 #: Entries larger than this share of the capacity are not inserted: one would push out
 #: too many others.
 LARGEST_ENTRY_SHARE = 0.75
-#: When a section may block, a field not seen recently is inserted anyway if at least this
-#: share of its name's earlier values were repeats of recent values.
-REPEATING_NAME_SHARE = 0.8
-
-
-# --- the plan of a field section --------------------------------------------------------
-#
-# `encode` first decides, line by line, what each field line will refer to (a `_Plan`); only
-# when every reference is known can it compute the Required Insert Count and pick the Base,
-# and only then can the relative and post-base indexes be written.
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """One field line before the Base is known.
-
-    ``kind`` is "indexed" (the whole field is a table entry) or "literal" (the value is
-    sent). ``static_index`` / ``absolute_index`` say where the entry or the name comes from;
-    a literal with neither sends its name too.
-    """
-
-    kind: str
-    name: bytes
-    value: bytes
-    static_index: int | None = None
-    absolute_index: int | None = None
-    never_indexed: bool = False
-
-
-@dataclass(slots=True)
-class _UnacknowledgedSection:
-    """A field section sent on a stream and not yet acknowledged (RFC 9204 §2.1.4)."""
-
-    required_insert_count: int
-    referenced: tuple[int, ...]
-
-
-@dataclass(slots=True)
-class _RecentFields:
-    """The fields encoded lately, for the "seen recently" test of the strategy.
-
-    Each field is stamped with a running total of the entry sizes (RFC 9204 §3.2.1) of all
-    the fields encoded before it. A field is *recent* while fewer than ``window`` bytes of
-    fields have been encoded since it was last seen.
-    """
-
-    window: int = 0
-    seen_bytes: int = 0
-    last_seen: dict[Header, int] = field(default_factory=dict)
-    order: deque[tuple[Header, int]] = field(default_factory=deque)
-
-    def __contains__(self, header: Header) -> bool:
-        stamp = self.last_seen.get(header)
-        return stamp is not None and self.seen_bytes - stamp < self.window
-
-    def add(self, header: Header) -> None:
-        self.last_seen[header] = self.seen_bytes
-        self.order.append((header, self.seen_bytes))
-        self.seen_bytes += entry_size(*header)
-        while self.order and self.seen_bytes - self.order[0][1] >= self.window:
-            old, stamp = self.order.popleft()
-            if self.last_seen.get(old) == stamp:
-                del self.last_seen[old]
-
-
-@dataclass(slots=True)
-class _NameStatistics:
-    """How often a name's values were repeats of values seen recently."""
-
-    sightings: int = 0
-    repeats: int = 0
 
 
 class Encoder:
@@ -223,8 +129,6 @@ class Encoder:
         #: The peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_BLOCKED_STREAMS.
         self.max_table_capacity = 0
         self.max_blocked_streams = 0
-        #: RFC 9204 §2.1.4: how many inserts the decoder has acknowledged.
-        self.known_received_count = 0
         #: How the Base is chosen (RFC 9204 §4.5.1.2): "shortest" (the shortest section) or
         #: "before_inserts" (the insert count before this section's inserts, Appendix C).
         self.base_choice = "shortest"
@@ -235,14 +139,13 @@ class Encoder:
         self.decoder_stream_id: int | None = None
         self._capacity_sent = False
         self._decoder_buffer = bytearray()
-        self._unacknowledged: dict[int, deque[_UnacknowledgedSection]] = {}
-        #: absolute index -> how many unacknowledged sections refer to that entry.
-        self._reference_counts: Counter[int] = Counter()
+        #: RFC 9204 §2.1.4: the sections sent and what the decoder has acknowledged.
+        self.acknowledgments = Acknowledgments()
         #: The newest entry holding each (name, value), and each name (RFC 9204 §3.2.4).
         self._newest_by_field: dict[Header, int] = {}
         self._newest_by_name: dict[bytes, int] = {}
-        self._recent = _RecentFields()
-        self._name_statistics: dict[bytes, _NameStatistics] = {}
+        #: What the strategy remembers of the fields encoded so far (field_history.py).
+        self._history = FieldHistory()
         #: RFC 9204 §2.1.3: what flow control still lets the encoder stream carry during
         #: the current `encode` (None: no limit was given).
         self._credit: EncoderStreamCredit | None = None
@@ -254,9 +157,12 @@ class Encoder:
         self.max_table_capacity = max_table_capacity
         self.max_blocked_streams = blocked_streams
         self.table.maximum_capacity = max_table_capacity
-        self._recent.window = max(
-            int(RECENT_SHARE * self._target_capacity()), MINIMUM_RECENT_WINDOW
-        )
+        self._history.set_window(self._target_capacity())
+
+    @property
+    def known_received_count(self) -> int:
+        """RFC 9204 §2.1.4: how many inserts the decoder has acknowledged."""
+        return self.acknowledgments.known_received_count
 
     @property
     def capacity_sent(self) -> bool:
@@ -315,18 +221,25 @@ class Encoder:
                 referenced.add(plan.absolute_index)
             plans.append(plan)
             if not sensitive and self.max_table_capacity:
-                self._remember(name, value)
+                self._history.remember(name, value)
 
         required_insert_count = max(referenced) + 1 if referenced else 0
         if base is None and self.base_choice == "before_inserts" and required_insert_count:
             base = inserts_before
         if base is None:
-            base = self._choose_base(plans, required_insert_count)
-        section = self._serialize_section(stream_id, headers, plans, required_insert_count, base)
+            base = choose_base(plans, required_insert_count)
+        section = serialize_section(
+            stream_id,
+            headers,
+            plans,
+            required_insert_count,
+            base,
+            max_table_capacity=self.max_table_capacity,
+            huffman=self._h(),
+            recorder=self.recorder,
+        )
         if required_insert_count:
-            pending = _UnacknowledgedSection(required_insert_count, tuple(sorted(referenced)))
-            self._unacknowledged.setdefault(stream_id, deque()).append(pending)
-            self._reference_counts.update(pending.referenced)
+            self.acknowledgments.section_sent(stream_id, required_insert_count, referenced)
         return bytes(encoder_stream), section
 
     def _may_block(self, stream_id: int) -> bool:
@@ -336,13 +249,7 @@ class Encoder:
 
     def _blocking_streams(self) -> set[int]:
         """Streams with a section that needs inserts not yet known to be received."""
-        if self.known_received_count == self.table.insert_count:
-            return set()  # every insert is known to be received: nothing can block
-        return {
-            stream_id
-            for stream_id, sections in self._unacknowledged.items()
-            if any(s.required_insert_count > self.known_received_count for s in sections)
-        }
+        return self.acknowledgments.blocking_streams(self.table.insert_count)
 
     def _plan_field_line(
         self,
@@ -352,13 +259,13 @@ class Encoder:
         may_block: bool,
         referenced: set[int],
         encoder_stream: bytearray,
-    ) -> _Plan:
+    ) -> FieldLinePlan:
         """Steps 1-5 of the strategy in the module docstring, for one field line."""
         if sensitive:
             return self._literal(name, value, may_block, never_indexed=True)
         static_index = STATIC_INDEX_BY_FIELD.get((name, value))
         if static_index is not None:
-            return _Plan("indexed", name, value, static_index=static_index)
+            return FieldLinePlan("indexed", name, value, static_index=static_index)
         if not self.max_table_capacity:
             return self._literal(name, value, may_block)
 
@@ -366,11 +273,13 @@ class Encoder:
         if absolute is not None and self._is_draining(absolute):
             # The copy is referenced only if this section may block; otherwise the old entry
             # is, and the Duplicate must not evict it.
-            duplicate = self._duplicate(absolute, referenced, encoder_stream, keep=not may_block)
+            duplicate = inserts.try_duplicate(
+                self, absolute, referenced, encoder_stream, keep=not may_block
+            )
             if duplicate is not None and may_block:
                 absolute = duplicate
         if absolute is not None and self._may_reference(absolute, may_block):
-            return _Plan("indexed", name, value, absolute_index=absolute)
+            return FieldLinePlan("indexed", name, value, absolute_index=absolute)
         if absolute is not None:
             # In the table but not yet acknowledged, and this section may not block: a
             # literal this time. Inserting the field again would only fill the table with a
@@ -378,53 +287,41 @@ class Encoder:
             return self._literal(name, value, may_block)
 
         if self._worth_inserting(name, value, may_block):
-            inserted = self._insert(name, value, referenced, encoder_stream)
+            inserted = inserts.try_insert(self, name, value, referenced, encoder_stream)
             if inserted is not None and may_block:
-                return _Plan("indexed", name, value, absolute_index=inserted)
+                return FieldLinePlan("indexed", name, value, absolute_index=inserted)
         elif self._worth_inserting_name(name, may_block):
-            self._insert(name, b"", referenced, encoder_stream)
+            inserts.try_insert(self, name, b"", referenced, encoder_stream)
         return self._literal(name, value, may_block)
 
     def _literal(
         self, name: bytes, value: bytes, may_block: bool, never_indexed: bool = False
-    ) -> _Plan:
+    ) -> FieldLinePlan:
         """Step 5: a literal value, with the name from a table when one has it."""
         static_index = STATIC_INDEX_BY_NAME.get(name)
         if static_index is not None:
-            return _Plan("literal", name, value, static_index, None, never_indexed)
+            return FieldLinePlan("literal", name, value, static_index, None, never_indexed)
         absolute = self._newest_by_name.get(name)
         if absolute is not None and self._may_reference(absolute, may_block):
-            return _Plan("literal", name, value, None, absolute, never_indexed)
-        return _Plan("literal", name, value, None, None, never_indexed)
+            return FieldLinePlan("literal", name, value, None, absolute, never_indexed)
+        return FieldLinePlan("literal", name, value, None, None, never_indexed)
 
     def _may_reference(self, absolute_index: int, may_block: bool) -> bool:
         return may_block or absolute_index < self.known_received_count
 
     # -- the strategy's tests --------------------------------------------------------------
 
-    def _remember(self, name: bytes, value: bytes) -> None:
-        statistics = self._name_statistics.get(name)
-        if statistics is None:
-            statistics = self._name_statistics[name] = _NameStatistics()
-        statistics.sightings += 1
-        if (name, value) in self._recent:
-            statistics.repeats += 1
-        self._recent.add((name, value))
-
     def _worth_inserting(self, name: bytes, value: bytes, may_block: bool) -> bool:
         """Step 4: is this field likely to be sent again while it is still in the table?"""
         if entry_size(name, value) > LARGEST_ENTRY_SHARE * self._target_capacity():
             return False
-        if (name, value) in self._recent:
+        if self._history.is_recent(name, value):
             return True
         if not may_block:
             # A field inserted now could only be referenced by later sections, and is sent
             # as a literal as well: that doubles its cost, so only recent fields qualify.
             return False
-        statistics = self._name_statistics.get(name)
-        if statistics is None or not statistics.sightings:
-            return False
-        return statistics.repeats >= REPEATING_NAME_SHARE * statistics.sightings
+        return self._history.values_usually_repeat(name)
 
     def _worth_inserting_name(self, name: bytes, may_block: bool) -> bool:
         """Step 5: should a name the tables lack get an entry of its own, with no value?
@@ -437,8 +334,7 @@ class Encoder:
         newest = self._newest_by_name.get(name)
         if newest is not None and not self._is_draining(newest):
             return False
-        statistics = self._name_statistics.get(name)
-        return statistics is not None and statistics.sightings > 0
+        return self._history.name_seen(name)
 
     def _is_draining(self, absolute_index: int) -> bool:
         """RFC 9204 §2.1.1.1: is this entry close to the eviction point (see DRAINING_SHARE)?"""
@@ -460,7 +356,10 @@ class Encoder:
         entry that is not evictable (RFC 9204 §2.1.1).
         """
         encoder_stream = bytearray()
-        if not self.max_table_capacity or self._insert(name, value, set(), encoder_stream) is None:
+        if (
+            not self.max_table_capacity
+            or inserts.try_insert(self, name, value, set(), encoder_stream) is None
+        ):
             raise ValueError(
                 f"cannot insert {display(name)}: {display(value)} without evicting an entry"
                 " that is not evictable, or at all (RFC 9204 §2.1.1)"
@@ -473,7 +372,8 @@ class Encoder:
         present = self.table.get(absolute_index) is not None
         if (
             not present
-            or self._duplicate(absolute_index, set(), encoder_stream, keep=False) is None
+            or inserts.try_duplicate(self, absolute_index, set(), encoder_stream, keep=False)
+            is None
         ):
             raise ValueError(
                 f"cannot duplicate entry {absolute_index}: it is not in the table, or the copy"
@@ -481,301 +381,11 @@ class Encoder:
             )
         return bytes(encoder_stream)
 
-    # -- encoder instructions (RFC 9204 §4.3) ----------------------------------------------
-
-    def _room_problem(self, size: int, referenced: set[int]) -> str | None:
-        """RFC 9204 §2.1.1: why ``size`` more bytes cannot be made room for (None: they can).
-
-        Room is made by evicting the oldest entries, and only *evictable* ones may go.
-        """
-        capacity = self._target_capacity()
-        evictions = self.table.evictions_to_fit(size, capacity)
-        if evictions is None:
-            return f"it is larger than the table's capacity, {capacity} bytes"
-        for position, entry in enumerate(self.table):
-            if position >= evictions:
-                break
-            why = self._not_evictable_because(entry, referenced)
-            if why is not None:
-                return f"it would evict [{entry.absolute_index}] {display(entry.name)}, {why}"
-        return None
-
-    def _not_evictable_because(self, entry: DynamicEntry, referenced: set[int]) -> str | None:
-        """RFC 9204 §2.1.1: why ``entry`` may not be evicted now (None: it may)."""
-        if entry.absolute_index >= self.known_received_count:
-            return (
-                "whose insertion the decoder has not acknowledged yet (Known Received Count"
-                f" {self.known_received_count})"
-            )
-        if self._reference_counts[entry.absolute_index]:
-            return "which a field section still awaiting acknowledgment refers to"
-        if entry.absolute_index in referenced:
-            return "which the field section being encoded refers to"
-        return None
-
-    def _may_make_room(
-        self, instruction: str, name: bytes, value: bytes, referenced: set[int]
-    ) -> bool:
-        """Can the entry (name, value) be added now? If not, the refusal is recorded."""
-        problem = self._room_problem(entry_size(name, value), referenced)
-        if problem is None:
-            return True
-        self._record_skip(instruction, name, value, problem, ("9204#2.1.1", "9204#2.1.1.1"))
-        return False
-
-    def _credit_covers(
-        self, instruction: EncoderInstruction, kind: str, name: bytes, value: bytes
-    ) -> bool:
-        """RFC 9204 §2.1.3: may ``instruction`` be written now? If not, the refusal is recorded.
-
-        The first insert also carries Set Dynamic Table Capacity, so both must fit.
-        """
-        credit = self._credit
-        if credit is None:
-            return True
-        size = _serialized_length(instruction)
-        if not self._capacity_sent:
-            size += _serialized_length(SetDynamicTableCapacity(self._target_capacity()))
-        problem = credit.shortfall(size)
-        if problem is None:
-            return True
-        flow_control = {
-            "instruction_size": size,
-            "stream_credit": credit.stream,
-            "connection_credit": credit.connection,
-        }
-        self._record_skip(kind, name, value, problem, ("9204#2.1.3",), flow_control)
-        return False
-
-    def _record_skip(
-        self,
-        instruction: str,
-        name: bytes,
-        value: bytes,
-        problem: str,
-        rfc: tuple[str, ...],
-        extra: dict[str, int] | None = None,
-    ) -> None:
-        """Record ``insert_skipped``: the insert or Duplicate not made, and why."""
-        if not self.recorder.enabled:
-            return
-        size = entry_size(name, value)
-        self.recorder.record(
-            category="qpack",
-            name="insert_skipped",
-            stream_id=None,
-            data={
-                "owner": self.table.owner,
-                "instruction": instruction,
-                "name": display(name),
-                "value": display(value),
-                "size": size,
-                "reason": problem,
-                "known_received_count": self.known_received_count,
-                "dynamic_table_size": self.table.size,
-                "dynamic_table_capacity": self._target_capacity(),
-                **(extra or {}),
-            },
-            rfc=rfc,
-            summary=(
-                f"{self.table.owner} dynamic table: no {instruction} of {display(name)}:"
-                f" {display(value) or '(empty value)'} ({size} bytes): {problem}"
-            ),
-        )
-
-    def _insert(
-        self, name: bytes, value: bytes, referenced: set[int], encoder_stream: bytearray
-    ) -> int | None:
-        """Insert (name, value) if it can be done safely; returns its absolute index."""
-        if not self._may_make_room("insert", name, value, referenced):
-            return None
-        instruction: EncoderInstruction
-        static_index = STATIC_INDEX_BY_NAME.get(name)
-        newest = self._newest_by_name.get(name)
-        if static_index is not None:
-            instruction = InsertWithNameReference(True, static_index, value, self._h())
-        elif newest is not None:
-            relative_index = self.table.insert_count - 1 - newest
-            instruction = InsertWithNameReference(False, relative_index, value, self._h())
-        else:
-            instruction = InsertWithLiteralName(name, value, self._h(), self._h())
-        if not self._credit_covers(instruction, "insert", name, value):
-            return None
-        return self._send_insert(instruction, name, value, encoder_stream)
-
-    def _duplicate(
-        self, absolute_index: int, referenced: set[int], encoder_stream: bytearray, keep: bool
-    ) -> int | None:
-        """RFC 9204 §4.3.4: copy a draining entry to the front; returns the copy's index.
-
-        The copy may evict the original (the decoder reads it before evicting, §3.2.2)
-        unless ``keep`` says the original is about to be referenced.
-        """
-        entry = self.table.get(absolute_index)
-        assert entry is not None
-        protected = referenced | {absolute_index} if keep else referenced
-        if not self._may_make_room("duplicate", entry.name, entry.value, protected):
-            return None
-        duplicate = Duplicate(self.table.insert_count - 1 - absolute_index)
-        if not self._credit_covers(duplicate, "duplicate", entry.name, entry.value):
-            return None
-        return self._send_insert(duplicate, entry.name, entry.value, encoder_stream)
-
-    def _send_insert(
-        self, instruction: EncoderInstruction, name: bytes, value: bytes, encoder_stream: bytearray
-    ) -> int:
-        if not self._capacity_sent:
-            self._capacity_sent = True
-            capacity = self._target_capacity()
-            self._send(SetDynamicTableCapacity(capacity), encoder_stream)
-            self.table.set_capacity(capacity)
-        self._send(instruction, encoder_stream)
-        entry, evicted = self.table.insert(name, value)
-        for old in evicted:
-            if self._newest_by_field.get((old.name, old.value)) == old.absolute_index:
-                del self._newest_by_field[(old.name, old.value)]
-            if self._newest_by_name.get(old.name) == old.absolute_index:
-                del self._newest_by_name[old.name]
-        self._newest_by_field[(name, value)] = entry.absolute_index
-        self._newest_by_name[name] = entry.absolute_index
-        return entry.absolute_index
-
-    def _send(self, instruction: EncoderInstruction, encoder_stream: bytearray) -> None:
-        writer = SpanWriter(record=self.recorder.enabled)
-        instruction.serialize(writer)
-        encoder_stream += writer.buffer
-        if self._credit is not None:
-            self._credit = self._credit.spend(len(writer.buffer))
-        if self.recorder.enabled:
-            record_instruction(
-                self.recorder,
-                "instruction_created",
-                self.encoder_stream_id,
-                instruction,
-                writer.unit(),
-                writer.field_spans(),
-            )
+    # -- encoder instructions (RFC 9204 §4.3; written by inserts.py) -----------------------
 
     def _h(self) -> bool | None:
         """The Huffman choice for a string: None lets the writer pick the shorter form."""
         return None if self.huffman else False
-
-    # -- the prefix and the field lines (RFC 9204 §4.5.1 - §4.5.6) --------------------------
-
-    def _choose_base(self, plans: list[_Plan], required_insert_count: int) -> int:
-        """RFC 9204 §4.5.1.2: the Base that makes the section shortest.
-
-        A reference to entry ``a`` gets cheaper as the Base approaches it from either side
-        (relative indexes count down to it, post-base indexes up to it), so the best Base lies
-        at or just after some referenced entry, or at the Required Insert Count (where Delta
-        Base is 0). Those few candidates are all tried.
-        """
-        if not required_insert_count:
-            return 0
-        candidates = {required_insert_count}
-        for plan in plans:
-            if plan.absolute_index is not None:
-                candidates.update((plan.absolute_index, plan.absolute_index + 1))
-        return min(
-            sorted(candidates, reverse=True),
-            key=lambda base: self._section_cost(plans, required_insert_count, base),
-        )
-
-    def _section_cost(self, plans: list[_Plan], required_insert_count: int, base: int) -> int:
-        """Bytes the Base-dependent parts take: Delta Base and the dynamic indexes."""
-        _, delta_base = delta_from_base(required_insert_count, base)
-        cost = prefixed_int_length(delta_base, 7)
-        for plan in plans:
-            absolute = plan.absolute_index
-            if absolute is None:
-                continue
-            post_base = absolute >= base
-            index = absolute - base if post_base else base - 1 - absolute
-            if plan.kind == "indexed":
-                cost += prefixed_int_length(index, 4 if post_base else 6)
-            else:
-                cost += prefixed_int_length(index, 3 if post_base else 4)
-        return cost
-
-    def _field_line(self, plan: _Plan, base: int) -> FieldLine:
-        """Turn a plan into one of the five representations, now that the Base is known."""
-        h = self._h()
-        absolute = plan.absolute_index
-        if plan.kind == "indexed":
-            if plan.static_index is not None:
-                return IndexedFieldLine(True, plan.static_index)
-            assert absolute is not None
-            if absolute >= base:
-                return IndexedFieldLineWithPostBaseIndex(absolute - base)
-            return IndexedFieldLine(False, base - 1 - absolute)
-        n = plan.never_indexed
-        if plan.static_index is not None:
-            return LiteralFieldLineWithNameReference(n, True, plan.static_index, plan.value, h)
-        if absolute is None:
-            return LiteralFieldLineWithLiteralName(n, plan.name, plan.value, h, h)
-        if absolute >= base:
-            return LiteralFieldLineWithPostBaseNameReference(n, absolute - base, plan.value, h)
-        return LiteralFieldLineWithNameReference(n, False, base - 1 - absolute, plan.value, h)
-
-    def _serialize_section(
-        self,
-        stream_id: int,
-        headers: Sequence[Header],
-        plans: list[_Plan],
-        required_insert_count: int,
-        base: int,
-    ) -> bytes:
-        record = self.recorder.enabled
-        writer = SpanWriter(record=record)
-        sign, delta_base = delta_from_base(required_insert_count, base)
-        encoded_insert_count = encode_required_insert_count(
-            required_insert_count, self.max_table_capacity
-        )
-        FieldSectionPrefix(encoded_insert_count, sign, delta_base).serialize(writer)
-        lines = [self._field_line(plan, base) for plan in plans]
-        for line in lines:
-            line.serialize(writer)
-        if record:
-            self._record_section(
-                stream_id,
-                headers,
-                plans,
-                lines,
-                writer,
-                {
-                    "required_insert_count": required_insert_count,
-                    "base": base,
-                    "encoded_insert_count": encoded_insert_count,
-                    "sign": sign,
-                    "delta_base": delta_base,
-                    "max_entries": max_entries(self.max_table_capacity),
-                },
-            )
-        return writer.unit()
-
-    def _record_section(
-        self,
-        stream_id: int,
-        headers: Sequence[Header],
-        plans: list[_Plan],
-        lines: list[FieldLine],
-        writer: SpanWriter,
-        prefix: dict[str, Any],
-    ) -> None:
-        field_lines = [
-            field_line_json(line, plan.name, plan.value, plan.absolute_index, plan.static_index)
-            for plan, line in zip(plans, lines, strict=True)
-        ]
-        record_field_section(
-            self.recorder,
-            "headers_encoded",
-            stream_id,
-            headers,
-            prefix,
-            field_lines,
-            writer.unit(),
-            writer.field_spans(),
-        )
 
     # -- the decoder stream (RFC 9204 §4.4) ------------------------------------------------
 
@@ -808,57 +418,21 @@ class Encoder:
             del buffer[:position]
 
     def _execute(self, instruction: DecoderInstruction) -> None:
+        """Apply one decoder instruction (RFC 9204 §4.4) and record the new state."""
+        acknowledgments = self.acknowledgments
         if isinstance(instruction, SectionAcknowledgment):
-            self._acknowledge_section(instruction.stream_id)
+            stream_id = instruction.stream_id
+            acknowledgments.acknowledge_section(stream_id)
+            self._record_state(stream_id, "9204#4.4.1", f"stream {stream_id} acknowledged")
         elif isinstance(instruction, StreamCancellation):
-            self._cancel_stream(instruction.stream_id)
+            stream_id = instruction.stream_id
+            acknowledgments.cancel_stream(stream_id)
+            self._record_state(stream_id, "9204#4.4.2", f"stream {stream_id} cancelled")
         else:
             assert isinstance(instruction, InsertCountIncrement)
-            self._increment_insert_count(instruction.increment)
-
-    def _acknowledge_section(self, stream_id: int) -> None:
-        """RFC 9204 §4.4.1: the oldest unacknowledged section on the stream was decoded."""
-        sections = self._unacknowledged.get(stream_id)
-        if not sections:
-            raise DecoderStreamError(
-                f"Section Acknowledgment for stream {stream_id}, which has no field section"
-                " awaiting acknowledgment",
-                "9204#4.4.1",
-            )
-        section = sections.popleft()
-        if not sections:
-            del self._unacknowledged[stream_id]
-        self._release(section)
-        if section.required_insert_count > self.known_received_count:
-            self.known_received_count = section.required_insert_count
-        self._record_state(stream_id, "9204#4.4.1", f"stream {stream_id} acknowledged")
-
-    def _cancel_stream(self, stream_id: int) -> None:
-        """RFC 9204 §4.4.2: the decoder abandoned the stream; its references are released."""
-        for section in self._unacknowledged.pop(stream_id, ()):
-            self._release(section)
-        self._record_state(stream_id, "9204#4.4.2", f"stream {stream_id} cancelled")
-
-    def _increment_insert_count(self, increment: int) -> None:
-        """RFC 9204 §4.4.3: the decoder has received ``increment`` more inserts."""
-        if increment == 0:
-            raise DecoderStreamError("Insert Count Increment of 0", "9204#4.4.3")
-        if self.known_received_count + increment > self.table.insert_count:
-            raise DecoderStreamError(
-                f"Insert Count Increment {increment} raises the Known Received Count to"
-                f" {self.known_received_count + increment}, beyond the"
-                f" {self.table.insert_count} inserts sent",
-                "9204#4.4.3",
-            )
-        self.known_received_count += increment
-        self._record_state(None, "9204#4.4.3", f"Insert Count Increment {increment}")
-
-    def _release(self, section: _UnacknowledgedSection) -> None:
-        counts = self._reference_counts
-        for absolute in section.referenced:
-            counts[absolute] -= 1
-            if counts[absolute] <= 0:
-                del counts[absolute]
+            increment = instruction.increment
+            acknowledgments.increment_insert_count(increment, self.table.insert_count)
+            self._record_state(None, "9204#4.4.3", f"Insert Count Increment {increment}")
 
     def _record_state(self, stream_id: int | None, rfc: str, what: str) -> None:
         if not self.recorder.enabled:
@@ -872,15 +446,8 @@ class Encoder:
                 "known_received_count": self.known_received_count,
                 "current_insert_count": self.table.insert_count,
                 "blocking_streams": sorted(self._blocking_streams()),
-                "unacknowledged_sections": sum(len(s) for s in self._unacknowledged.values()),
+                "unacknowledged_sections": self.acknowledgments.sections_awaiting(),
             },
             rfc=(rfc, "9204#2.1.4"),
             summary=f"{what}: Known Received Count {self.known_received_count}",
         )
-
-
-def _serialized_length(instruction: EncoderInstruction) -> int:
-    """How many bytes ``instruction`` takes on the encoder stream."""
-    writer = SpanWriter(record=False)
-    instruction.serialize(writer)
-    return len(writer.buffer)

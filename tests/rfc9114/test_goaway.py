@@ -24,7 +24,8 @@ from h3_connection_helpers import (
 )
 
 from h3learn.h3.actions import CloseConnection, StopSending
-from h3learn.h3.connection import MAX_CLIENT_BIDI_STREAM_ID, MAX_PUSH_ID_VALUE, H3UsageError
+from h3learn.h3.closure import MAX_CLIENT_BIDI_STREAM_ID, MAX_PUSH_ID_VALUE
+from h3learn.h3.connection import H3UsageError
 from h3learn.h3.errors import ErrorCode
 from h3learn.h3.frames import DataFrame, GoawayFrame, MaxPushIdFrame
 from h3learn.h3.http_events import (

@@ -1,0 +1,207 @@
+"""RFC 9114 §4.6: server push, with MAX_PUSH_ID (§7.2.7), PUSH_PROMISE (§7.2.5) and
+CANCEL_PUSH (§7.2.3).
+
+A server may answer a request the client has not sent yet. It promises the response on
+the request stream it relates to, then sends it on a push stream of its own:
+
+    client ── MAX_PUSH_ID(2) ────────────────▶ server   (control stream: push IDs 0-2 allowed)
+    client ◀── PUSH_PROMISE(push ID 0, request) ─ server   (on the request stream)
+    client ◀── push stream: type 0x01, push ID 0, HEADERS, DATA ── server
+
+Push IDs count up from 0, and a server may use only those the client allowed; a push ID
+beyond the client's MAX_PUSH_ID is H3_ID_ERROR. Either side may cancel a push with
+CANCEL_PUSH on its control stream: the client does not want it, or the server will not
+send it. A push stream for a cancelled push is not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from h3learn.h3 import error_handling, request_streams, unidirectional_streams
+from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError
+from h3learn.h3.frame_parser import FrameParser
+from h3learn.h3.frames import CancelPushFrame, MaxPushIdFrame, PushPromiseFrame
+from h3learn.h3.http_events import PushCancelled, PushPromiseReceived
+from h3learn.h3.message_exchange import MessageExchange, MessageState
+from h3learn.h3.messages import (
+    Header,
+    MalformedMessage,
+    UnpushableRequest,
+    validate_push_promise_request,
+)
+from h3learn.h3.stream_state import IncomingUniStream, RequestStream
+from h3learn.h3.stream_types import StreamHeader, StreamType
+
+if TYPE_CHECKING:
+    from h3learn.h3.connection import H3Connection
+
+
+def send_max_push_id(conn: H3Connection, push_id: int) -> None:
+    """Client: allow push IDs up to ``push_id`` (RFC 9114 §7.2.7)."""
+    if not conn.is_client:
+        raise H3UsageError("only a client sends MAX_PUSH_ID (RFC 9114 §7.2.7)")
+    if conn.max_push_id is not None and push_id < conn.max_push_id:
+        raise H3UsageError("MAX_PUSH_ID cannot decrease (RFC 9114 §7.2.7)")
+    conn.max_push_id = push_id
+    conn._send_control_frame(MaxPushIdFrame(push_id))
+
+
+def send_push_promise(conn: H3Connection, stream_id: int, headers: Sequence[Header]) -> int:
+    """Server: promise a response to ``headers`` on request stream ``stream_id``."""
+    if conn.is_client:
+        raise H3UsageError("only a server promises pushes (RFC 9114 §4.6)")
+    if conn.max_push_id is None or conn._next_push_id > conn.max_push_id:
+        raise H3UsageError(
+            f"push ID {conn._next_push_id} is not allowed: the client's MAX_PUSH_ID is"
+            f" {conn.max_push_id} (RFC 9114 §4.6)"
+        )
+    if conn.goaway_received is not None:
+        # Whatever its push ID: after a GOAWAY no new push may be promised at all.
+        raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
+    validate_push_promise_request(headers)
+    if request_streams.sending_stream(conn, stream_id).push_id is not None:
+        raise H3UsageError(f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)")
+    push_id = conn._next_push_id
+    conn._next_push_id += 1
+    conn._send_frame(
+        stream_id, PushPromiseFrame(push_id, request_streams.encode(conn, stream_id, headers))
+    )
+    conn._promised[push_id] = list(headers)
+    return push_id
+
+
+def create_push_stream(conn: H3Connection, push_id: int) -> int:
+    """Server: open the push stream that fulfils ``push_id``; then send_headers on it."""
+    if push_id not in conn._promised:
+        raise H3UsageError(f"push ID {push_id} was never promised")
+    if push_id in conn._push_streams_seen:
+        raise H3UsageError(f"push ID {push_id} already has its push stream (RFC 9114 §6.2.2)")
+    if push_id in conn._cancelled_pushes:
+        # RFC 9114 §7.2.3: a push cancelled by either side gets no push stream (the client
+        # does not want it; the server said it will not fulfil it).
+        raise H3UsageError(f"push ID {push_id} was cancelled: no push stream (RFC 9114 §7.2.3)")
+    conn._push_streams_seen.add(push_id)
+    stream_id = unidirectional_streams.open_uni_stream(
+        conn, StreamHeader(StreamType.PUSH, push_id=push_id)
+    )
+    stream = request_streams.new_request_stream(conn, stream_id, push_id=push_id)
+    # A push stream is unidirectional: nothing will come back on it.
+    stream.end_received = True
+    stream.exchange.state = MessageState.COMPLETE
+    return stream_id
+
+
+def cancel_push(conn: H3Connection, push_id: int) -> None:
+    """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
+    conn._cancelled_pushes.add(push_id)
+    conn._send_control_frame(CancelPushFrame(push_id))
+
+
+def check_push_id_allowed(conn: H3Connection, push_id: int, what: str, rfc: str) -> None:
+    """Client: a push ID the server uses must be one this client allowed (§7.2.7)."""
+    if conn.max_push_id is None or push_id > conn.max_push_id:
+        raise H3ConnectionError(
+            ErrorCode.H3_ID_ERROR,
+            f"{what} uses push ID {push_id}, but this client's MAX_PUSH_ID is"
+            f" {'not sent' if conn.max_push_id is None else conn.max_push_id}",
+            rfc,
+        )
+
+
+def push_promise_ready(
+    conn: H3Connection, stream: RequestStream, push_id: int, headers: list[Header]
+) -> None:
+    """Client: a PUSH_PROMISE's request, decoded (§4.6, §7.2.5); checked before it is told."""
+    earlier = conn._promised.get(push_id)
+    if earlier is not None and earlier != headers:
+        raise H3ConnectionError(
+            ErrorCode.H3_GENERAL_PROTOCOL_ERROR,
+            f"push ID {push_id} promised again with different request fields",
+            "9114#4.6",
+        )
+    conn._promised[push_id] = headers
+    try:
+        validate_push_promise_request(headers)
+    except UnpushableRequest:
+        # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
+        # its response must not be used: a push stream already open for it is abandoned.
+        conn.cancel_push(push_id)
+        for uni in list(conn._incoming_uni.values()):
+            if uni.request is not None and uni.request.push_id == push_id:
+                refuse_push_stream(conn, uni.request)
+        return
+    except MalformedMessage as error:
+        raise error.as_stream_error(stream.stream_id) from None
+    conn._events.append(
+        PushPromiseReceived(stream_id=stream.stream_id, push_id=push_id, headers=headers)
+    )
+
+
+def push_stream_opened(conn: H3Connection, stream: IncomingUniStream, header: StreamHeader) -> None:
+    """Client: the server opened a push stream for ``header.push_id`` (§6.2.2)."""
+    if not conn.is_client:
+        raise H3ConnectionError(
+            ErrorCode.H3_STREAM_CREATION_ERROR,
+            f"client opened push stream {stream.stream_id}; only servers push",
+            "9114#6.2.2",
+        )
+    push_id = header.push_id
+    assert push_id is not None
+    check_push_id_allowed(conn, push_id, f"push stream {stream.stream_id}", "9114#4.6")
+    if push_id in conn._push_streams_seen:
+        raise H3ConnectionError(
+            ErrorCode.H3_ID_ERROR,
+            f"push ID {push_id} used by a second push stream ({stream.stream_id})",
+            "9114#6.2.2",
+        )
+    conn._push_streams_seen.add(push_id)
+    stream.request = RequestStream(
+        stream_id=stream.stream_id,
+        exchange=MessageExchange(stream.stream_id, is_push=True),
+        parser=FrameParser(record=conn.recorder.enabled),
+        push_id=push_id,
+        end_sent=True,
+    )
+    if push_id in conn._cancelled_pushes:
+        refuse_push_stream(conn, stream.request)
+
+
+def refuse_push_stream(conn: H3Connection, stream: RequestStream) -> None:
+    """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
+    error_handling.stream_error(
+        conn,
+        H3StreamError(
+            ErrorCode.H3_REQUEST_CANCELLED,
+            f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
+            " cancelled; its response is not used",
+            "9114#7.2.3",
+            stream_id=stream.stream_id,
+        ),
+    )
+
+
+def max_push_id_received(conn: H3Connection, push_id: int) -> None:
+    """Server: the client allows push IDs up to ``push_id`` (§7.2.7)."""
+    if conn.max_push_id is not None and push_id < conn.max_push_id:
+        raise H3ConnectionError(
+            ErrorCode.H3_ID_ERROR,
+            f"MAX_PUSH_ID {push_id} is smaller than the previous {conn.max_push_id}",
+            "9114#7.2.7",
+        )
+    conn.max_push_id = push_id
+
+
+def cancel_push_received(conn: H3Connection, push_id: int) -> None:
+    """The peer's CANCEL_PUSH (§7.2.3): the push will not be used, or not sent."""
+    if conn.is_client:
+        check_push_id_allowed(conn, push_id, "CANCEL_PUSH", "9114#7.2.3")
+    elif push_id not in conn._promised:
+        raise H3ConnectionError(
+            ErrorCode.H3_ID_ERROR,
+            f"CANCEL_PUSH for push ID {push_id}, which no PUSH_PROMISE has used",
+            "9114#7.2.3",
+        )
+    conn._cancelled_pushes.add(push_id)
+    conn._events.append(PushCancelled(push_id=push_id))
