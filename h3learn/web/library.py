@@ -325,6 +325,9 @@ class TraceLibrary:
             raise TraceFormatError(str(error).replace(staging.name, name)) from None
         finally:
             staging.unlink(missing_ok=True)
+        if not trace.events:
+            # A step view needs a step; a qlog's events may all be of kinds not imported.
+            raise TraceFormatError(f"{name}: no events to step through (its event list is empty)")
         meta = dict(trace.meta)
         meta.setdefault("uploaded_as", name)
         title = trace.title or name

@@ -271,6 +271,11 @@ def test_a_current_draft_qlog_uploads_with_its_bytes(client: FlaskClient) -> Non
         (b'{"hello": 1}', "neither an h3learn trace"),
         (b"\xff\xfe", "not UTF-8"),
         (b"", "empty"),
+        (
+            b'{"format": "h3learn-trace", "version": 1, "title": "t",'
+            b' "created": "2026-12-03T00:00:00+00:00", "meta": {}, "events": []}',
+            "trace.json: no events to step through",
+        ),
     ],
 )
 def test_an_invalid_upload_is_400_with_a_clear_error(
