@@ -195,6 +195,7 @@ TITLES: dict[str, str] = {
     "7541#5.2": "String Literal Representation",
     "7541#B": "Huffman Code",
     "8999#5.1": "Long Header",
+    "8999#5.2": "Short Header",
     "9001#4.1": "Interface to TLS",
     "9110#6.4.1": "Content Semantics",
     "9110#6.5.1": "Limitations on Use of Trailers",

@@ -26,7 +26,7 @@ makes that first grant smaller, so that a scenario can show a sender running out
 credit (RFC 9000 §4.1; RFC 9204 §2.1.3 for the QPACK encoder stream).
 
 When a log is given, the pair records ``transport`` ``datagram_sent`` events (``length``
-and the first packet's header form, RFC 8999 §5.1), the adapters record stream data and
+and the first packet's header form, RFC 8999 §5.1, §5.2), the adapters record stream data and
 the handshake, and for an aioquic side the pair records the stream data it receives.
 
     clock = VirtualClock()
@@ -440,7 +440,8 @@ class QuicMemoryPair:
             name="datagram_sent",
             stream_id=None,
             data=facts,
-            rfc=("9000#12.2", "8999#5.1"),
+            # RFC 8999 §5.1 or §5.2: the invariant layout of the first packet's header.
+            rfc=("9000#12.2", "8999#5.1" if header_form == "long" else "8999#5.2"),
             summary=(
                 f"{name} → {peer}: UDP datagram of {len(data)} bytes ({header_form} header{lost})"
             ),

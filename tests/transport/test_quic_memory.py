@@ -152,3 +152,14 @@ def test_a_disconnected_network_loses_every_datagram_until_the_idle_timeout() ->
     )
     assert closes["client"].data["unanswered_requests"] == [stream_id]
     assert closes["client"].rfc == ("9114#5.1", "9000#10.1", "9114#5.4")
+
+
+def test_a_datagram_cites_the_invariant_layout_of_its_first_packets_header() -> None:
+    """RFC 8999 §5.1 for a long header (the handshake), §5.2 for a short one (1-RTT)."""
+    pair, log = h3learn_pair()
+    pair.h3learn("client").send_request(GET, end_stream=True)
+    pair.pump()
+    datagrams = [e for e in log.events if e.name == "datagram_sent"]
+    forms = {e.data["first_packet_header"]: e.rfc for e in datagrams}
+    assert "8999#5.1" in forms["long"] and "8999#5.2" not in forms["long"]
+    assert "8999#5.2" in forms["short"] and "8999#5.1" not in forms["short"]
