@@ -5,10 +5,13 @@ judgement is made here, from the recorded events alone:
 
 - which way a step goes on the sequence diagram: ``sent`` (a unit written to the wire:
   ``frame_created``, ``instruction_created``, ``raw_bytes_sent``, the type of a stream this
-  endpoint opened),
+  endpoint opened; or what QUIC carried out: ``datagram_sent``, ``stream_data_sent``),
   ``received`` (the peer's unit read: ``frame_parsed``, ``instruction_parsed``, a peer's
-  stream type), or ``local`` (a change inside one endpoint: a table update, a field section
-  encoded or decoded, a stream state);
+  stream type; QUIC's ``stream_data_received``), or ``local`` (a change inside one
+  endpoint: a table update, a field section encoded or decoded, a stream state);
+- why a step shows no bytes (``bytes_note``): a change inside one endpoint has none, and
+  QUIC's own steps record only sizes, because the datagrams are encrypted (RFC 9001 §5)
+  and the HTTP/3 and QPACK bytes they carry are steps of their own;
 - the type of the stream it belongs to (``control``, ``request``, ``qpack_encode``, ...),
   which colours it, from the trace's ``stream_type_set`` events (RFC 9114 §6.2) or else
   from the stream ID (RFC 9000 §2.1: client- and server-initiated bidirectional streams
@@ -35,8 +38,18 @@ from h3learn.web.prefix_math import section_arithmetic
 #: RFC 9000 §2.1: bit 0x02 of a stream ID marks a unidirectional stream.
 UNIDIRECTIONAL_BIT = 0x02
 
-SENT_NAMES = frozenset({"frame_created", "instruction_created", "raw_bytes_sent"})
-RECEIVED_NAMES = frozenset({"frame_parsed", "instruction_parsed"})
+SENT_NAMES = frozenset(
+    {"frame_created", "instruction_created", "raw_bytes_sent", "datagram_sent", "stream_data_sent"}
+)
+RECEIVED_NAMES = frozenset({"frame_parsed", "instruction_parsed", "stream_data_received"})
+
+#: What the byte view says of a step without bytes (see the module docstring).
+NO_BYTES_LOCAL = "No bytes on the wire at this step: it is a change inside one endpoint."
+NO_BYTES_QUIC = (
+    "QUIC's own step: {length} bytes, recorded by their size only. On the wire they travel"
+    " encrypted in QUIC packets (RFC 9001 §5); the HTTP/3 and QPACK bytes inside are shown"
+    " at their own steps."
+)
 
 #: How many bits a byte has; a prefix byte's fields are drawn bit by bit.
 BITS_PER_BYTE = 8
@@ -194,6 +207,10 @@ def step_event(event: Event, types: dict[int, str]) -> dict[str, Any]:
     out["data"] = event.data
     out["raw"] = event.raw.hex()
     out["length"] = len(event.raw)
+    if not event.raw:
+        quic = event.category == "transport" and out["direction"] != "local"
+        length = event.data.get("length", "its")
+        out["bytes_note"] = NO_BYTES_QUIC.format(length=length) if quic else NO_BYTES_LOCAL
     out["fields"] = [_field_json(i, span, event.raw) for i, span in enumerate(event.fields)]
     for field, note in zip(out["fields"], huffman_notes(event.fields), strict=True):
         field["huffman"] = note is not None

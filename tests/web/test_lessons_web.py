@@ -280,3 +280,19 @@ def test_a_lessons_trace_opens_on_the_lessons_page_with_its_questions(client: Fl
     assert response.headers["Location"] == f"/lesson/{LESSON_9}/step/3?room=ABCDEF"
     plain = client.get(f"/trace/{LESSON_9}/step/3")
     assert plain.headers["Location"] == f"/lesson/{LESSON_9}/step/3"
+
+
+def test_quic_steps_go_one_way_and_say_why_they_show_no_bytes(client: FlaskClient) -> None:
+    """A datagram is drawn as sent, QUIC stream data as sent or received (present.py), and
+    the byte view says its bytes are encrypted rather than "a change inside one endpoint"."""
+    rows = client.get("/api/traces/01-opening-a-connection/events?category=transport").get_json()
+    ways = {(row["name"], row["direction"]) for row in rows["events"]}
+    assert {("datagram_sent", "sent"), ("stream_data_received", "received")} <= ways
+    datagram = next(row for row in rows["events"] if row["name"] == "datagram_sent")
+    step = client.get(f"/api/traces/01-opening-a-connection/steps/{datagram['seq']}").get_json()
+    note = step["event"]["bytes_note"]
+    assert note.startswith(f"QUIC's own step: {step['event']['data']['length']} bytes")
+    assert "RFC 9001 §5" in note
+    table_update = client.get("/api/traces/01-opening-a-connection/steps/0").get_json()["event"]
+    assert table_update["direction"] == "local"
+    assert table_update["bytes_note"].endswith("a change inside one endpoint.")

@@ -38,8 +38,7 @@ function link(rfc) {
 export function renderBytes(container, event, showAll = false) {
   clear(container);
   if (!event.length) {
-    container.append(h("p", { class: "muted" },
-      "No bytes on the wire at this step: it is a change inside one endpoint."));
+    container.append(h("p", { class: "muted" }, event.bytes_note));
     return;
   }
   const fields = event.fields;

@@ -118,7 +118,7 @@ function render(answer) {
     ...fact("stream", event.stream_id === null ? "none (connection)" : `${event.stream_id} (${event.stream_type})`),
     ...fact("direction", { sent: "sent to the peer", received: "received from the peer", local: "inside this endpoint" }[event.direction]),
     ...fact("time", `${event.time} ms`),
-    ...fact("bytes", String(event.length)));
+    ...fact("bytes", event.length ? String(event.length) : "none shown"));
   $("step-changed").textContent = answer.changed.length
     ? `Changed: ${answer.changed.join(", ")}`
     : "Nothing in the state changed at this step.";
