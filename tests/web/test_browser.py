@@ -433,6 +433,11 @@ def test_a_deep_link_past_a_question_shows_the_question_first(page: object, base
     page.wait_for_selector("#checkpoint:not([hidden]) .choices")  # type: ignore[attr-defined]
     stop = int(page.text_content("#checkpoint h3").split()[-1])  # type: ignore[attr-defined]
     wait_for_step(page, stop - 1)
+    # The learner is told why they are not at step 80, and how many questions stand before it.
+    stops = json.loads(page.get_attribute("#stepper", "data-checkpoints"))  # type: ignore[attr-defined]
+    before = sum(1 for checkpoint in stops if checkpoint["step"] <= 80)
+    detour = page.text_content("#checkpoint-detour")  # type: ignore[attr-defined]
+    assert detour.startswith(f"You asked for step 80: {before} questions stand before it.")
     page.check("#checkpoint .choices input >> nth=0")  # type: ignore[attr-defined]
     page.click("#checkpoint-check")  # type: ignore[attr-defined]
     page.wait_for_selector(".feedback .wrong")  # type: ignore[attr-defined]

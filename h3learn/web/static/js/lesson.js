@@ -32,6 +32,9 @@ let lesson = null; // GET /api/lessons/<id>, once it has arrived
 let asking = null; // the checkpoint on screen
 let shownStep = null;
 let solved = null; // {stop, answer} just answered: its explanation stays until the learner moves on
+// A step asked for past unanswered questions (a deep link, the RFC reader, a jump): the
+// learner is stopped at the first question and told how many stand before that step.
+let detour = null;
 
 // -- the steps held back ---------------------------------------------------------------------
 
@@ -98,6 +101,8 @@ root.addEventListener("h3learn:beforestep", (event) => {
   const stop = unansweredBefore(event.detail.step);
   if (!stop) return;
   event.preventDefault();
+  if (event.detail.step > stop.step) detour = event.detail.step;
+  else if (detour !== null && detour < stop.step) detour = null;
   ask(stop);
   go(stop.step - 1);
 });
@@ -182,6 +187,12 @@ function renderQuestion(stop) {
       " ",
       h("button", { type: "button", id: "checkpoint-reveal", class: "secondary" }, "Show the answer")),
     feedback);
+  const waiting = detour === null ? 0 : stops.filter((s) => s.step <= detour && !isAnswered(s)).length;
+  if (waiting) {
+    box.append(h("p", { class: "detour", id: "checkpoint-detour" },
+      `You asked for step ${detour}: ${waiting === 1 ? "this question stands" : `${waiting} questions stand`}`
+      + " before it. Answer or reveal each to get there."));
+  } else detour = null;
   box.append(
     h("h3", {}, `Predict before step ${stop.step}`),
     markdownBlock("div", "question", checkpoint.question_html),
