@@ -150,6 +150,7 @@ def test_compare_needs_two_to_eight_captures_and_shows_each_profile(app: Flask) 
     assert all(p["profile"]["field_sections"]["count"] == 2 for p in answer["profiles"])
     page = client.get(f"/compare?ids={first.id},{second.id}")
     assert page.status_code == 200 and b"other/2" in page.data
+    assert b"view \xc2\xb7 2 requests<" in page.data
     assert client.get(f"/api/captures/compare?ids={first.id}").status_code == 400
     assert client.get("/compare?ids=x").status_code == 400
     ids = ",".join([first.id] * 9)
