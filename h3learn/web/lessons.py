@@ -154,6 +154,17 @@ def notes_by_step(recorded: RecordedLesson, until: int) -> dict[str, list[dict[s
     return notes
 
 
+def following(lesson: Lesson) -> list[Lesson]:
+    """Where to go after ``lesson``: the lessons that name it as a prerequisite, in
+    curriculum order; when none does, the next lesson of the curriculum (none after the last)."""
+    ordered = curriculum().ordered()
+    building_on = [each for each in ordered if lesson.id in each.prerequisites]
+    if building_on:
+        return building_on
+    after = [each for each in ordered if each.number > lesson.number]
+    return after[:1]
+
+
 def lesson_json(lesson: Lesson, recorded: RecordedLesson, until: int) -> dict[str, Any]:
     """A lesson for its page; the notes (and the conclusion, at the last step) only of the
     steps before ``until``: a page holds nothing past a question not yet answered."""
@@ -162,6 +173,7 @@ def lesson_json(lesson: Lesson, recorded: RecordedLesson, until: int) -> dict[st
     return listing(lesson) | {
         "goals_html": [render_inline(goal) for goal in lesson.goals],
         "prerequisites": [listing(curriculum().lessons[p]) for p in lesson.prerequisites],
+        "following": [listing(each) for each in following(lesson)],
         "introduction_html": render(lesson.introduction),
         "conclusion_html": render(lesson.conclusion) if concluded else "",
         "count": count,
@@ -216,7 +228,7 @@ def lesson_page(lesson_id: str) -> str:
         markup=markup,
         render_inline=render_inline,
         prerequisites=[lessons[p] for p in lesson.prerequisites],
-        following=[each for each in curriculum().ordered() if lesson.id in each.prerequisites],
+        following=following(lesson),
         scenario=lesson.scenario,
         choices=WHAT_IF_CHOICES,
         checkpoints=len(lesson.checkpoints),

@@ -163,3 +163,10 @@ def test_with_every_question_answered_nothing_is_held_back(page: Any, base_url: 
     assert page.locator(".row.held").count() == 0
     assert page.locator("#downloads").is_visible() and page.locator("#downloads-held").is_hidden()
     assert Path(page.get_attribute("#handout-link", "href")).name == "print"
+    # The last step concludes the lesson and links the lessons that follow it.
+    page.wait_for_selector("#lesson-notes .conclusion .next-lessons a")
+    assert (
+        page.locator("#lesson-notes .next-lessons a")
+        .first.get_attribute("href")
+        .startswith("/lesson/")
+    )

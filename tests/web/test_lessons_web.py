@@ -69,6 +69,16 @@ def test_every_page_links_the_rfc_reader_and_lessons_leads_to_the_list(client: F
     assert answer.headers["Location"] == "/#lessons-heading"
 
 
+def test_a_lesson_names_the_lessons_that_follow_it(client: FlaskClient) -> None:
+    following = client.get("/api/lessons/01-opening-a-connection").get_json()["following"]
+    assert "02-a-first-get" in [lesson["id"] for lesson in following]
+    assert all(set(lesson) >= {"id", "number", "title", "url"} for lesson in following)
+    # Nothing builds on lesson 9: the next lesson of the curriculum follows it.
+    after_nine = client.get("/api/lessons/09-informational-responses").get_json()["following"]
+    assert [lesson["id"] for lesson in after_nine] == ["10-server-push"]
+    assert client.get("/api/lessons/16-what-if-lab").get_json()["following"] == []
+
+
 def test_a_lesson_never_sends_its_answers(client: FlaskClient) -> None:
     answer = client.get("/api/lessons/02-a-first-get").get_json()
     checkpoints = answer["checkpoint_list"]

@@ -139,7 +139,10 @@ function showNotes(step) {
   }
   if (step === lesson.count - 1 && lesson.conclusion_html) {
     box.append(h("article", { class: "note conclusion" }, h("h3", {}, "What you have seen"),
-      markdownBlock("div", "note-text", lesson.conclusion_html)));
+      markdownBlock("div", "note-text", lesson.conclusion_html),
+      lesson.following.length ? h("p", { class: "next-lessons" }, "Next: ",
+        ...lesson.following.flatMap((next, index) => [index ? ", " : "",
+          h("a", { href: next.url }, `${next.number}. ${next.title}`)])) : null));
   }
   if (!box.childNodes.length) {
     box.append(h("p", { class: "muted" }, "No note for this step: look at the bytes and the state."));
