@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, request
+from flask import Flask, Response, render_template, request
 from flask_socketio import SocketIO  # type: ignore[import-untyped]  # no stubs published
 from werkzeug.exceptions import HTTPException
 
@@ -107,10 +107,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
 
 def _http_error(error: HTTPException) -> Any:
-    """JSON under /api/, the error itself (Werkzeug's page) elsewhere."""
+    """JSON under /api/; elsewhere a page with the site's top bar that says what went
+    wrong and where to go (redirects, such as a missing trailing slash, pass as they are)."""
     if request.path.startswith("/api/"):
         return api.json_http_error(error)
-    return error
+    if error.code is None or error.code < 400:
+        return error
+    return render_template("pages/error.html", error=error), error.code
 
 
 def _security_headers(response: Response) -> Response:

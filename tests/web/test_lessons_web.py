@@ -79,6 +79,15 @@ def test_a_lesson_names_the_lessons_that_follow_it(client: FlaskClient) -> None:
     assert client.get("/api/lessons/16-what-if-lab").get_json()["following"] == []
 
 
+def test_an_error_page_says_what_went_wrong_under_the_sites_top_bar(client: FlaskClient) -> None:
+    answer = client.get("/lesson/99-nope")
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 404
+    assert "no lesson with id &#39;99-nope&#39;" in page
+    assert 'class="nav-rfc"' in page and 'class="topbar"' in page
+    assert client.get("/api/lessons/99-nope").get_json()["error"]  # the API stays JSON
+
+
 def test_a_lesson_never_sends_its_answers(client: FlaskClient) -> None:
     answer = client.get("/api/lessons/02-a-first-get").get_json()
     checkpoints = answer["checkpoint_list"]
