@@ -250,6 +250,8 @@ def _step_answer(entry: Entry, trace_id: str, step: int) -> str:
         "event": shown,
         "state": state,
         "changed": changed,
+        # A capture records one endpoint: the other's state is not observed, only inferred.
+        "observed": sorted({each.endpoint for each in entry.events}),
     }
     return current_app.json.dumps(answer, separators=(",", ":")) + "\n"
 

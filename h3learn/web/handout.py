@@ -71,6 +71,8 @@ class HandoutStep:
     field_bytes: list[str]
     endpoints: list[EndpointState]
     changed: list[str]
+    #: The endpoints the trace has events of (a capture records the server's side only).
+    observed: list[str]
 
 
 def step_range(count: int, first: int | None, last: int | None) -> tuple[int, int]:
@@ -89,6 +91,7 @@ def step_range(count: int, first: int | None, last: int | None) -> tuple[int, in
 def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
     """Steps ``start`` to ``end`` of a trace, ready for the template."""
     steps = []
+    observed = sorted({event.endpoint for event in entry.events})
     for step in range(start, end + 1):
         event = step_event(entry.event(step), entry.types)
         state = entry.state_after(step)
@@ -105,6 +108,7 @@ def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
                 ],
                 endpoints=[endpoint_state(name, state[name], changed) for name in ENDPOINT_NAMES],
                 changed=changed,
+                observed=observed,
             )
         )
     return steps

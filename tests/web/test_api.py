@@ -6,6 +6,7 @@ and the XSS probe (a header value that is HTML) coming back as plain data.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -240,7 +241,18 @@ def test_a_native_trace_uploads_and_opens(client: FlaskClient, tmp_path: Path) -
     assert answer["kind"] == "saved" and answer["source_kind"] == "native"
     assert answer["title"] == "mine" and answer["events"] == len(events)
     assert read_trace(tmp_path / "traces" / f"{answer['id']}.json").events == events
-    assert client.get(f"/api/traces/{answer['id']}/steps/3").status_code == 200
+    assert client.get(f"/api/traces/{answer['id']}/steps/3").get_json()["observed"] == [
+        "client",
+        "server",
+    ]
+
+
+def test_a_trace_of_one_side_says_only_that_side_is_observed(client: FlaskClient) -> None:
+    """A capture records the server only (RFC 9114 §3.3: its side of one connection)."""
+    server_events = [event for event in EXAMPLES[0].record() if event.endpoint == "server"]
+    server_side = [dataclasses.replace(event, seq=n) for n, event in enumerate(server_events)]
+    _, answer = upload(client, json.dumps(trace_document("server", server_side)).encode())
+    assert client.get(f"/api/traces/{answer['id']}/steps/0").get_json()["observed"] == ["server"]
 
 
 def test_an_aioquic_qlog_uploads(client: FlaskClient) -> None:

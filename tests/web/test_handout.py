@@ -125,3 +125,17 @@ def test_the_handout_has_no_inline_script_or_style(client: FlaskClient) -> None:
 def test_unknown_traces_and_ids_that_leave_the_folder_are_404(client: FlaskClient) -> None:
     for trace_id in ("no-such-trace", "..%2fsecret", "a.b"):
         assert client.get(f"/trace/{trace_id}/print").status_code == 404
+
+
+def test_a_trace_of_one_side_prints_the_other_as_not_observed(tmp_path: Path) -> None:
+    """A live capture holds the server's events only; the client's state was never seen."""
+    server = [event for event in EXAMPLES[1].record() if event.endpoint == "server"]
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    write_trace(traces / "server.json", "server", [replace(e, seq=n) for n, e in enumerate(server)])
+    client = make_app(tmp_path).test_client()
+    page = client.get("/trace/server/print?from=5&to=5").get_data(as_text=True)
+    assert page.count("Not observed: this trace records only the server's side.") == 1
+    assert "What the client knows" in page and "What the server knows" not in page
+    both = client.get("/trace/dynamic-table/print?from=5&to=5").get_data(as_text=True)
+    assert "Not observed" not in both

@@ -199,12 +199,25 @@ function endpointItems(name, state, marks) {
   ];
 }
 
-export function renderState(container, state, changed) {
+// `observed`: the endpoints the trace has events of. A capture records one side only; the
+// other side's column says so rather than showing a state nobody recorded.
+export function renderState(container, state, changed, observed = ["client", "server"]) {
   const marks = changedSet(changed);
-  syncChildren(container, ["client", "server"].map((name) => ({
-    key: name,
-    sig: name,
-    build: () => h("section", { class: `endpoint ep-${name}`, "aria-label": name }),
-    update: (node) => syncChildren(node, endpointItems(name, state[name], marks)),
-  })));
+  syncChildren(container, ["client", "server"].map((name) => {
+    const seen = observed.includes(name);
+    return {
+      key: name,
+      sig: `${name} ${seen}`,
+      build: () => h("section", { class: `endpoint ep-${name}`, "aria-label": name }),
+      update: (node) => syncChildren(node, seen ? endpointItems(name, state[name], marks) : [
+        { key: "title", sig: name, build: () => h("h3", {}, name) },
+        {
+          key: "unobserved",
+          sig: "unobserved",
+          build: () => h("p", { class: "muted unobserved" },
+            `Not observed: this trace records only the ${observed.join(" and ") || "other"}'s`
+            + ` side. What the ${name} knows shows only through what it sent.`),
+        }]),
+    };
+  }));
 }

@@ -128,7 +128,7 @@ function render(answer) {
   }
   renderBytes($("bytes"), event);
   renderRfc(event);
-  renderState($("state"), answer.state, answer.changed);
+  renderState($("state"), answer.state, answer.changed, answer.observed);
   updateButtons();
 }
 
