@@ -465,3 +465,21 @@ def test_the_rfc_reader_links_to_the_steps_that_demonstrate_a_section(
         " || !document.getElementById('checkpoint').hidden",
         arg=step,
     )
+
+
+def test_tab_walks_the_sequence_rows_in_step_order(page: object, base_url: str) -> None:
+    """The diagram draws only the rows in view and adds more as it scrolls; Tab must still
+    meet them in step order, past the rows first drawn (keyboard-only use)."""
+    open_step(page, base_url, "dynamic-table", 45)
+    page.focus("#diagram .row[data-seq='45']")  # type: ignore[attr-defined]
+    seq = "() => Number(document.activeElement.dataset.seq)"
+    backwards = []
+    for _ in range(40):  # upwards: rows above are drawn as the list scrolls up
+        page.keyboard.press("Shift+Tab")  # type: ignore[attr-defined]
+        backwards.append(page.evaluate(seq))  # type: ignore[attr-defined]
+    assert backwards == list(range(44, 4, -1))
+    forwards = []
+    for _ in range(60):
+        page.keyboard.press("Tab")  # type: ignore[attr-defined]
+        forwards.append(page.evaluate(seq))  # type: ignore[attr-defined]
+    assert forwards == list(range(6, 66))

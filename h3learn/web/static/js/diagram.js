@@ -302,9 +302,23 @@ export class Diagram {
       node.style.top = `${position * this.rowHeight}px`;
       this.nodes.set(position, node);
       if (row.seq === this.current) this.currentNode = node;
-      added.push(node);
+      added.push([position, node]);
     }
-    if (added.length) this.spacer.append(...added);
+    if (added.length) this.place(added);
+  }
+
+  // New rows go into the page in step order, among the rows already there, so that Tab and
+  // a screen reader meet them in the order they are drawn (rows already placed, one of them
+  // perhaps focused, are never moved).
+  place(added) {
+    const fresh = new Set(added.map(([, node]) => node));
+    const placed = [...this.nodes].filter(([, node]) => !fresh.has(node)).sort((a, b) => a[0] - b[0]);
+    let next = 0;
+    for (const [position, node] of added) { // in ascending position
+      while (next < placed.length && placed[next][0] < position) next += 1;
+      const before = next < placed.length ? placed[next][1] : null;
+      this.spacer.insertBefore(node, before);
+    }
   }
 
   makeRow(row) {
