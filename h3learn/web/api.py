@@ -251,7 +251,7 @@ def _step_answer(entry: Entry, trace_id: str, step: int) -> str:
         "state": state,
         "changed": changed,
         # A capture records one endpoint: the other's state is not observed, only inferred.
-        "observed": sorted({each.endpoint for each in entry.events}),
+        "observed": entry.observed,
     }
     return current_app.json.dumps(answer, separators=(",", ":")) + "\n"
 

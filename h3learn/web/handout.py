@@ -91,7 +91,6 @@ def step_range(count: int, first: int | None, last: int | None) -> tuple[int, in
 def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
     """Steps ``start`` to ``end`` of a trace, ready for the template."""
     steps = []
-    observed = sorted({event.endpoint for event in entry.events})
     for step in range(start, end + 1):
         event = step_event(entry.event(step), entry.types)
         state = entry.state_after(step)
@@ -108,7 +107,7 @@ def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
                 ],
                 endpoints=[endpoint_state(name, state[name], changed) for name in ENDPOINT_NAMES],
                 changed=changed,
-                observed=observed,
+                observed=entry.observed,
             )
         )
     return steps

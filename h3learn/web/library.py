@@ -86,6 +86,7 @@ class Entry:
     _summaries: list[dict[str, Any]] | None = None
     _search: list[str] | None = None
     _types: dict[int, str] | None = None
+    _observed: set[str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -118,6 +119,13 @@ class Entry:
         if self._types is None:
             self._types = stream_types(self.events)
         return self._types
+
+    @property
+    def observed(self) -> list[str]:
+        """The endpoints the trace has events of (a live capture records the server only)."""
+        if self._observed is None:
+            self._observed = {event.endpoint for event in self.events}
+        return sorted(self._observed)
 
     def replay(self) -> Replay:
         with self._lock:
@@ -168,6 +176,8 @@ class Entry:
                 self._summaries.extend(summary_of(event, self.types) for event in events)
             if self._search is not None:
                 self._search.extend(search_text(event) for event in events)
+            if self._observed is not None:
+                self._observed.update(event.endpoint for event in events)
 
     def listing(self) -> dict[str, Any]:
         return {
