@@ -323,9 +323,11 @@ class Decoder:
         headers: list[Header] = []
         never_indexed: list[bool] = []
         resolved: list[_ResolvedLine] = []
+        lengths: list[int] = []
         largest_reference = -1
         try:
             while not reader.at_end():
+                start = reader.position
                 line = parse_field_line(reader)
                 result = self._resolve(line, base, required_insert_count)
                 headers.append((result.name, result.value))
@@ -334,6 +336,7 @@ class Decoder:
                     largest_reference = max(largest_reference, result.absolute_index)
                 if record:
                     resolved.append(result)
+                    lengths.append(reader.position - start)
         except NeedMoreData:
             raise DecompressionFailed(
                 "field section ends inside a field line", "9204#4.5"
@@ -350,7 +353,7 @@ class Decoder:
             stream_id, headers, never_indexed, required_insert_count, base
         )
         if record:
-            self._record_section(section, prefix, resolved, reader)
+            self._record_section(section, prefix, resolved, lengths, reader)
         if required_insert_count:
             self._send(SectionAcknowledgment(stream_id))
             self.acknowledged_insert_count = max(
@@ -434,6 +437,7 @@ class Decoder:
         section: DecodedFieldSection,
         prefix: FieldSectionPrefix,
         resolved: list[_ResolvedLine],
+        lengths: list[int],
         reader: SpanReader,
     ) -> None:
         record_field_section(
@@ -457,8 +461,9 @@ class Decoder:
                     result.value,
                     result.absolute_index,
                     result.static_index,
+                    length,
                 )
-                for result in resolved
+                for result, length in zip(resolved, lengths, strict=True)
             ],
             reader.unit(),
             reader.field_spans(),

@@ -15,7 +15,7 @@ from h3learn.events import FieldSpan, Recorder
 from h3learn.qpack.decoder_instructions import DecoderInstruction
 from h3learn.qpack.encoder_instructions import EncoderInstruction
 from h3learn.qpack.field_lines import FieldLine
-from h3learn.wire.spans import SpanWriter, display
+from h3learn.wire.spans import display
 
 Header = tuple[bytes, bytes]
 
@@ -48,14 +48,16 @@ def field_line_json(
     value: bytes,
     absolute_index: int | None,
     static_index: int | None,
+    encoded_length: int,
 ) -> dict[str, Any]:
-    """What one field line was, what it stood for, and how many bytes it took."""
+    """What one field line was, what it stood for, and how many bytes it took
+    (``encoded_length``: measured where it was written or read, RFC 9204 §4.5.2 - §4.5.6)."""
     entry: dict[str, Any] = {
         "representation": type(line).__name__,
         **line.qlog(),
         "name": display(name),
         "value": display(value),
-        "encoded_length": encoded_length(line),
+        "encoded_length": encoded_length,
     }
     if absolute_index is not None:
         entry["table"] = "dynamic"
@@ -66,18 +68,6 @@ def field_line_json(
     else:
         entry["table"] = "literal"
     return entry
-
-
-def encoded_length(line: FieldLine) -> int:
-    """The bytes ``line`` takes in its field section (RFC 9204 §4.5.2 - §4.5.6).
-
-    Serialised again rather than measured where it was read: a parsed field line serialises
-    back to the same bytes (no integer encoding is padded, and the H bits are kept), so the
-    encoder's and the decoder's events agree.
-    """
-    writer = SpanWriter(record=False)
-    line.serialize(writer)
-    return len(writer.buffer)
 
 
 def record_field_section(

@@ -137,8 +137,11 @@ def serialize_section(
     encoded_insert_count = encode_required_insert_count(required_insert_count, max_table_capacity)
     FieldSectionPrefix(encoded_insert_count, sign, delta_base).serialize(writer)
     lines = [field_line(plan, base, huffman) for plan in plans]
+    lengths = []
     for line in lines:
+        before = len(writer.buffer)
         line.serialize(writer)
+        lengths.append(len(writer.buffer) - before)
     if record:
         _record_section(
             recorder,
@@ -146,6 +149,7 @@ def serialize_section(
             headers,
             plans,
             lines,
+            lengths,
             writer,
             {
                 "required_insert_count": required_insert_count,
@@ -165,12 +169,13 @@ def _record_section(
     headers: Sequence[Header],
     plans: list[FieldLinePlan],
     lines: list[FieldLine],
+    lengths: list[int],
     writer: SpanWriter,
     prefix: dict[str, Any],
 ) -> None:
     field_lines = [
-        field_line_json(line, plan.name, plan.value, plan.absolute_index, plan.static_index)
-        for plan, line in zip(plans, lines, strict=True)
+        field_line_json(line, plan.name, plan.value, plan.absolute_index, plan.static_index, length)
+        for plan, line, length in zip(plans, lines, lengths, strict=True)
     ]
     record_field_section(
         recorder,

@@ -85,6 +85,9 @@ class H3OverQuic:
         #: The encoder stream's and the connection's limits when last reported (from the
         #: handshake on: raises before it are the first limits, not news).
         self._limits: SendLimits | None = None
+        #: What `report_flow_control_credit` last told the connection, and whether the
+        #: handshake was done then (a report that would repeat it is skipped).
+        self._last_report: tuple[SendLimits, bool] | None = None
         h3.initiate()
         self.transmit_actions()
 
@@ -98,6 +101,9 @@ class H3OverQuic:
         if stream_id is None:
             return
         limits = send_limits(self.quic, stream_id)
+        if (limits, self.handshake_done) == self._last_report:
+            return  # the connection knows this credit already, and no limit was raised
+        self._last_report = (limits, self.handshake_done)
         if self.handshake_done:
             if self._limits is not None:
                 record_raised_limits(self.recorder, self.endpoint, stream_id, self._limits, limits)

@@ -71,7 +71,12 @@ def send_limits(quic: QuicConnection, stream_id: int) -> SendLimits:
     A stream aioquic no longer has (finished and discarded) may carry nothing more.
     """
     streams: dict[int, QuicStream] = quic._streams
-    connection_written = quic._remote_max_data_used + sum(map(_unsent, streams.values()))
+    # Called before every event and after every batch of actions, over every open stream:
+    # streams with nothing waiting (most of them) are passed over without a call.
+    unsent = sum(
+        _unsent(stream) for stream in streams.values() if not stream.sender.buffer_is_empty
+    )
+    connection_written = quic._remote_max_data_used + unsent
     stream = streams.get(stream_id)
     if stream is None:
         stream_limit = stream_written = 0
