@@ -309,8 +309,14 @@ def test_projector_mode_toggles_and_screenshots(page: object, base_url: str) -> 
 
 def test_the_handout_prints_clean_blocks_and_a_pdf(page: object, base_url: str) -> None:
     open_step(page, base_url, "dynamic-table", 45)
+    page.click("#next")  # type: ignore[attr-defined]
+    wait_for_step(page, 46)
+    # The handout knows the step the reader came from, and "Back" returns there.
     page.click("#handout-link")  # type: ignore[attr-defined]
-    page.wait_for_url("**/trace/dynamic-table/print")  # type: ignore[attr-defined]
+    page.wait_for_url("**/trace/dynamic-table/print?step=46#step-46")  # type: ignore[attr-defined]
+    assert page.text_content("#back-link") == "Back to step 46"  # type: ignore[attr-defined]
+    page.click("#back-link")  # type: ignore[attr-defined]
+    wait_for_step(page, 46)
     page.goto(f"{base_url}/trace/dynamic-table/print?from=44&to=47")  # type: ignore[attr-defined]
     page.emulate_media(media="print")  # type: ignore[attr-defined]
     steps = page.locator("article.handout-step")  # type: ignore[attr-defined]

@@ -130,6 +130,7 @@ function render(answer) {
   renderRfc(event);
   renderState($("state"), answer.state, answer.changed, answer.observed);
   updateButtons();
+  updateHandoutLink();
 }
 
 function updateButtons() {
@@ -190,13 +191,20 @@ const diagram = new Diagram({
 });
 
 // The handout and the downloads hold every step: while steps are held back, the handout
-// covers the steps before them, and the downloads wait until nothing is held back.
+// covers the steps before them, and the downloads wait until nothing is held back. The
+// handout link carries the step shown (`step=`), so the handout's "Back" link returns to it
+// (and, with no range given, the handout prints the block of steps that holds it), and
+// opens at that step's block (`#step-N`).
 const HANDOUT_MAX = 200; // the most steps one handout holds (h3learn/web/handout.py)
 const handoutLink = $("handout-link");
 const handoutHref = handoutLink.getAttribute("href");
+function updateHandoutLink() {
+  const range = hiddenFrom === null ? ""
+    : `&from=${Math.max(0, hiddenFrom - HANDOUT_MAX)}&to=${hiddenFrom - 1}`;
+  handoutLink.href = `${handoutHref}?step=${current}${range}#step-${current}`;
+}
 function holdBack() {
-  handoutLink.href = hiddenFrom === null ? handoutHref
-    : `${handoutHref}?from=${Math.max(0, hiddenFrom - HANDOUT_MAX)}&to=${hiddenFrom - 1}`;
+  updateHandoutLink();
   $("downloads").hidden = hiddenFrom !== null;
   $("downloads-held").hidden = hiddenFrom === null;
 }
