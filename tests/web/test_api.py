@@ -382,6 +382,23 @@ def test_download_in_each_format(client: FlaskClient, fmt: str, ending: str, key
     assert key in json.loads(response.data)
 
 
+def test_a_qlog_03_download_uploaded_again_keeps_its_title_and_order(client: FlaskClient) -> None:
+    """The 0.3 reader imports frames, stream types and packets (docs/events.md, "qlog import")."""
+    downloaded = client.get("/api/traces/dynamic-table/download?format=qlog-0.3").data
+    status, answer = upload(client, downloaded, "dynamic-table-0.3.qlog")
+    assert status == 201 and answer["source_kind"] == "aioquic-qlog"
+    assert answer["title"] == "The dynamic table fills" and answer["warnings"] == []
+    listed = {row["id"]: row["title"] for row in client.get("/api/traces").get_json()["traces"]}
+    assert listed[answer["id"]] == "The dynamic table fills"
+
+    def order(trace_id: str) -> list[tuple[str, str, int | None]]:
+        url = f"/api/traces/{trace_id}/events?category=http3&limit=2000"
+        rows = client.get(url).get_json()["events"]
+        return [(r["endpoint"], r["name"], r["stream_id"]) for r in rows if "frame" in r["name"]]
+
+    assert order(answer["id"]) == order("dynamic-table")
+
+
 def test_download_of_an_unknown_format_is_400(client: FlaskClient) -> None:
     response = client.get("/api/traces/first-get/download?format=pcap")
     assert response.status_code == 400
