@@ -21,7 +21,9 @@ stream states and errors, transport summaries, an encoder's skipped insert) go u
 `to_qlog_03` writes ``qlog_version`` "0.3", which qvis opens and aioquic's QuicLogger
 writes: ``http:`` names with aioquic's data shapes (``{"frame": {"frame_type": "headers",
 "headers": [...]}, "length": n, "stream_id": n}``, ``stream_type_set`` with ``new``), QPACK
-under ``qpack:`` as above, and packets as ``transport:packet_sent`` / ``packet_received``.
+under ``qpack:`` as above, and packets as ``transport:packet_sent`` / ``packet_received``;
+and ``h3learn_order``, the trace's order of events across both endpoints, which the import
+(qlog_import.py) uses to put events of the two endpoints with the same time back in order.
 
 The table of every mapping is in docs/events.md ("qlog export").
 """
@@ -169,7 +171,16 @@ def to_qlog_03(trace: Trace, *, include_bytes: bool = True) -> dict[str, Any]:
         }
         for endpoint in ENDPOINTS
     ]
-    return {"qlog_format": "JSON", "qlog_version": "0.3", "title": trace.title, "traces": traces}
+    # qlog keeps no order between traces: events of both endpoints at the same time would
+    # come back client first. One digit per event, in the trace's order, names its trace.
+    order = "".join(str(ENDPOINTS.index(event.endpoint)) for event in trace.events)
+    return {
+        "qlog_format": "JSON",
+        "qlog_version": "0.3",
+        "title": trace.title,
+        "traces": traces,
+        "h3learn_order": order,
+    }
 
 
 def odcid(trace: Trace) -> str:

@@ -21,6 +21,14 @@ aioquic logs what it understood, not the bytes, so imported events have empty ``
 ``fields`` (their summaries say so), and no QPACK events: the replay of an imported trace
 shows streams and frames but empty dynamic tables. Times become milliseconds since the
 first event; ``meta["epoch"]`` keeps the wall-clock time of that first event.
+
+The same reader takes h3learn's own 0.3 export (`qlog.to_qlog_03`), which carries two
+things aioquic's files do not: a ``title`` (the file's, and each trace's, as qlog 0.3
+allows), which becomes the trace's title; and ``h3learn_order``, the order of the original
+trace's events, which puts events of the two endpoints with the same time back in their
+recorded order. qlog keeps no order between its traces, so without it events with the same
+time are put in the order of the traces in the file, and the trace's warnings say how many
+there were.
 """
 
 from __future__ import annotations
@@ -65,17 +73,35 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
     records: list[Record] = []
     connection_ids: list[str] = []
     trace_number = 0
+    titles: list[str] = []
+    counts: list[int] = []
     for name, document in documents:
-        for position, qlog_trace in enumerate(_traces(document, name)):
+        qlog_traces = _traces(document, name)
+        titles.append(_title(document, qlog_traces))
+        for position, qlog_trace in enumerate(qlog_traces):
             where = f"{name}: trace {position}"
             endpoint = vantage_point(qlog_trace, where)
             common = qlog_trace.get("common_fields", {})
             if isinstance(common, dict) and isinstance(common.get("ODCID"), str):
                 connection_ids.append(common["ODCID"])
-            for number, (time, event) in enumerate(_timed_events(qlog_trace, where)):
+            timed = _timed_events(qlog_trace, where)
+            for number, (time, event) in enumerate(timed):
                 records.append((time, trace_number, number, endpoint, event))
+            counts.append(len(timed))
             trace_number += 1
-    records.sort(key=lambda record: record[:3])
+    order = recorded_order(documents[0][1], counts) if len(documents) == 1 else None
+    warnings = []
+    if order is not None:
+        records.sort(key=lambda record: order[record[1]][record[2]])
+    else:
+        records.sort(key=lambda record: record[:3])
+        ties = shared_times(records)
+        if ties:
+            warnings.append(
+                f"{ties} events happen at the same time as an event of the other endpoint;"
+                " qlog keeps no order between vantage points, so those are shown in the order"
+                " of the file's traces"
+            )
     events, skipped = convert_in_order(records, _convert)
     unique_ids = sorted(set(connection_ids))
     meta: dict[str, Any] = {
@@ -84,7 +110,6 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
         "skipped": dict(sorted(skipped.items())),
         "note": f"{NO_BYTES}: every event's raw and fields are empty",
     }
-    warnings = []
     if len(unique_ids) == 1:
         meta["odcid"] = unique_ids[0]
     elif len(unique_ids) > 1:
@@ -95,7 +120,53 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
         created = datetime.fromtimestamp(start / 1000, UTC).isoformat(timespec="milliseconds")
         meta["epoch"] = created
     title = f"aioquic qlog {unique_ids[0]}" if len(unique_ids) == 1 else "aioquic qlog"
+    if len(set(titles)) == 1 and titles[0]:
+        title = titles[0]
     return Trace(title=title, meta=meta, events=events, created=created, warnings=warnings)
+
+
+def _title(document: dict[str, Any], qlog_traces: list[dict[str, Any]]) -> str:
+    """The title a file carries ("" if none): its own ``title``, else the one its traces
+    share once the vantage point `qlog.to_qlog_03` adds (" (client)") is taken off."""
+    own = document.get("title")
+    if isinstance(own, str) and own.strip():
+        return own
+    shared = set()
+    for qlog_trace in qlog_traces:
+        title = qlog_trace.get("title")
+        if not isinstance(title, str):
+            return ""
+        point = qlog_trace.get("vantage_point")
+        kind = point.get("type") if isinstance(point, dict) else None
+        shared.add(title.removesuffix(f" ({kind})"))
+    return shared.pop() if len(shared) == 1 and qlog_traces else ""
+
+
+def recorded_order(document: dict[str, Any], counts: list[int]) -> list[list[int]] | None:
+    """Where each event of each trace stood in the trace h3learn exported (``order[trace]
+    [n]``), from the file's ``h3learn_order``: one digit per event, in the recorded order,
+    naming its trace ("0110..."). None without it, or when it does not fit the file's
+    traces (an edited file): then time and the traces' order decide."""
+    text = document.get("h3learn_order")
+    if not isinstance(text, str) or len(text) != sum(counts) or len(counts) > 10:
+        return None
+    order: list[list[int]] = [[] for _ in counts]
+    for position, digit in enumerate(text):
+        trace = ord(digit) - ord("0")
+        if not 0 <= trace < len(counts):
+            return None
+        order[trace].append(position)
+    if [len(positions) for positions in order] != counts:
+        return None
+    return order
+
+
+def shared_times(records: Sequence[Record]) -> int:
+    """How many events share their time with an event of the other endpoint."""
+    endpoints_at: dict[float, set[str]] = {}
+    for time, _, _, endpoint, _ in records:
+        endpoints_at.setdefault(time, set()).add(endpoint)
+    return sum(1 for record in records if len(endpoints_at[record[0]]) > 1)
 
 
 # -- reading and checking the files -----------------------------------------------------

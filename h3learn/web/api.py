@@ -53,17 +53,18 @@ DOWNLOADS: dict[str, tuple[Callable[[Trace], dict[str, Any]], str]] = {
 
 
 class ApiError(Exception):
-    """A request the API refuses; becomes ``{"error": message}`` with ``status``."""
+    """A request the API refuses; becomes ``{"error": message, **details}`` with ``status``."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, **details: Any) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.details = details
 
 
 @bp.errorhandler(ApiError)
 def _api_error(error: ApiError) -> tuple[Response, int]:
-    return jsonify(error=error.message), error.status
+    return jsonify(error=error.message, **error.details), error.status
 
 
 @bp.errorhandler(RequestEntityTooLarge)
@@ -118,8 +119,14 @@ def choice_arg(name: str, choices: tuple[str, ...]) -> set[str] | None:
     return picked
 
 
-def streams_arg() -> set[int | None] | None:
-    """``stream``: comma-separated stream IDs, ``none`` for events on no stream; None if absent."""
+def streams_arg(entry: Entry, shown: list[dict[str, Any]]) -> set[int | None] | None:
+    """``stream``: comma-separated stream IDs, ``none`` for events on no stream; None if absent.
+
+    Text that is not a stream ID, or the ID of a stream the trace does not have, is a 400
+    whose message a person can act on: what was wrong, and the streams there are. Those are
+    the streams of the ``shown`` rows (a lesson's page names none past a question not yet
+    answered); a stream that only appears after them is not wrong, it matches no row yet.
+    """
     text = request.args.get("stream", "").strip()
     if not text:
         return None
@@ -130,9 +137,44 @@ def streams_arg() -> set[int | None] | None:
             picked.add(None)
         elif part.isdigit():
             picked.add(int(part))
-        else:
-            raise ApiError(400, f"'stream': {part!r} is not a stream ID (or 'none')")
+        elif part:
+            raise _no_such_stream(
+                entry,
+                shown,
+                f"{part!r} is not a stream ID: type stream numbers separated by commas, or"
+                " none for the steps on no stream",
+            )
+    unknown = sorted(s for s in picked if s is not None and s not in entry.streams)
+    if unknown:
+        missing = "stream" if len(unknown) == 1 else "streams"
+        raise _no_such_stream(entry, shown, f"this trace has no {missing} {in_words(unknown)}")
     return picked
+
+
+#: A message lists at most this many stream IDs (a busy capture has hundreds).
+STREAMS_NAMED = 12
+
+
+def _no_such_stream(entry: Entry, shown: list[dict[str, Any]], what: str) -> ApiError:
+    """The 400 for a bad ``stream``: what was wrong; the streams of the rows ``shown``."""
+    there = sorted({row["stream_id"] for row in shown if row["stream_id"] is not None})
+    before = f" before step {len(shown)}" if len(shown) < len(entry.events) else ""
+    if not there:
+        choices = f"the trace has no streams{before}, only steps on none"
+    elif len(there) == 1:
+        choices = f"the trace's one stream{before} is {there[0]}"
+    elif len(there) <= STREAMS_NAMED:
+        choices = f"the trace's streams{before} are {in_words(there)}"
+    else:
+        first = ", ".join(str(s) for s in there[: STREAMS_NAMED - 1])
+        choices = f"the trace's streams{before} are {first}, …, {there[-1]} ({len(there)} streams)"
+    return ApiError(400, f"{what}; {choices}", argument="stream", streams=there)
+
+
+def in_words(numbers: list[int]) -> str:
+    """[0, 2, 3] -> "0, 2 and 3"."""
+    text = [str(n) for n in numbers]
+    return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} and {text[-1]}"
 
 
 def page_of(entry: Entry) -> dict[str, Any]:
@@ -144,11 +186,11 @@ def page_of(entry: Entry) -> dict[str, Any]:
     categories = choice_arg("category", CATEGORIES)
     directions = choice_arg("direction", DIRECTIONS)
     endpoints = choice_arg("endpoint", ENDPOINT_NAMES)
-    streams = streams_arg()
     query = request.args.get("q", "").strip().lower()
     summaries = entry.summaries()
     if "until" in request.args:
         summaries = summaries[: int_arg("until", 0, 0, 10**9)]
+    streams = streams_arg(entry, summaries)
     chosen = (categories, directions, endpoints, streams)
     if any(choice is not None for choice in chosen) or query:
         texts = entry.search_texts()

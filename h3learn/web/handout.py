@@ -75,11 +75,22 @@ class HandoutStep:
     observed: list[str]
 
 
-def step_range(count: int, first: int | None, last: int | None) -> tuple[int, int]:
-    """The steps a handout covers; `ValueError` with the reason for a range it cannot hold."""
+def step_range(
+    count: int, first: int | None, last: int | None, near: int | None = None
+) -> tuple[int, int]:
+    """The steps a handout covers; `ValueError` with the reason for a range it cannot hold.
+
+    Without ``first`` it starts at 0, or, given ``near`` (the step the reader came from),
+    at the start of the block of `MAX_STEPS` steps that holds it (0-199, 200-399, ...).
+    """
     if count == 0:
         raise ValueError("this trace has no steps")
-    start = 0 if first is None else first
+    if first is not None:
+        start = first
+    elif near is not None and (last is None or near <= last):
+        start = near // MAX_STEPS * MAX_STEPS
+    else:
+        start = 0
     end = min(count - 1, start + MAX_STEPS - 1) if last is None else last
     if not 0 <= start <= end < count:
         raise ValueError(f"the steps must be within 0 to {count - 1}, 'from' before 'to'")

@@ -87,6 +87,7 @@ class Entry:
     _search: list[str] | None = None
     _types: dict[int, str] | None = None
     _observed: set[str] | None = None
+    _streams: set[int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -126,6 +127,13 @@ class Entry:
         if self._observed is None:
             self._observed = {event.endpoint for event in self.events}
         return sorted(self._observed)
+
+    @property
+    def streams(self) -> list[int]:
+        """The IDs of the streams the trace has events on, in order (kept current as it grows)."""
+        if self._streams is None:
+            self._streams = {e.stream_id for e in self.events if e.stream_id is not None}
+        return sorted(self._streams)
 
     def replay(self) -> Replay:
         with self._lock:
@@ -178,6 +186,8 @@ class Entry:
                 self._search.extend(search_text(event) for event in events)
             if self._observed is not None:
                 self._observed.update(event.endpoint for event in events)
+            if self._streams is not None:
+                self._streams.update(e.stream_id for e in events if e.stream_id is not None)
 
     def listing(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,8 @@
                                        teacher can share: "look at step 14"); a lesson's
                                        trace redirects to the lesson's own page
     GET /trace/<id>/print?from=&to=    a handout: every step of a range as one block,
-                                       rendered here (handout.py), for the printer
+        &step=                         rendered here (handout.py), for the printer; `step`
+                                       is the step the reader came from ("Back" goes there)
     GET /vendor/socket.io.min.js       the npm package socket.io-client, served locally
 
 Templates only lay out the page; the step-through page fills itself from the JSON API
@@ -93,12 +94,20 @@ def step(trace_id: str, step: int) -> str | BaseResponse:
 
 @bp.get("/trace/<trace_id>/print")
 def handout_page(trace_id: str) -> str:
-    """Steps ``from`` to ``to`` (default: from 0, as many as a handout holds) as a handout."""
+    """Steps ``from`` to ``to`` as a handout; ``step``: where the reader came from.
+
+    Without ``from`` the handout starts at the block of as many steps as it holds that
+    holds ``step`` (or at 0); "Back" returns to ``step`` (or to the first step printed).
+    """
     entry = entry_or_404(trace_id)
+    count = len(entry.events)
     try:
         first = _step_arg("from")
         last = _step_arg("to")
-        start, end = step_range(len(entry.events), first, last)
+        came_from = _step_arg("step")
+        if came_from is not None and came_from >= count:
+            raise ValueError(f"'step' must be within 0 to {count - 1}, not {came_from}")
+        start, end = step_range(count, first, last, came_from)
         steps = handout(entry, start, end)
     except (ValueError, TraceFormatError) as error:
         abort(400, str(error))
@@ -108,6 +117,8 @@ def handout_page(trace_id: str) -> str:
         steps=steps,
         start=start,
         end=end,
+        back=start if came_from is None else came_from,
+        came_from=came_from,
         count=len(entry.events),
         max_steps=MAX_STEPS,
     )

@@ -17,6 +17,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from web_helpers import UPLOAD_LIMIT, XSS_PROBE, make_app, probe_step, save_probe_trace
 
+from h3learn.events import Event
 from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, read_trace, trace_document
@@ -125,9 +126,45 @@ def test_events_filter_by_stream(client: FlaskClient) -> None:
     assert none["total"] > 0 and {r["stream_id"] for r in none["events"]} == {None}
     qpack_on_four = client.get(f"{base}?stream=4&category=qpack").get_json()
     assert 0 < qpack_on_four["total"] < four["total"]
-    response = client.get(f"{base}?stream=4,x")
-    assert response.status_code == 400
-    assert response.get_json()["error"] == "'stream': 'x' is not a stream ID (or 'none')"
+
+
+def stream_ids(events: list[Event]) -> list[int]:
+    return sorted({e.stream_id for e in events if e.stream_id is not None})
+
+
+def test_a_stream_filter_the_trace_cannot_match_is_400_naming_its_streams(
+    client: FlaskClient,
+) -> None:
+    """The page shows the message as it is: it says what was wrong, and what there is."""
+    base = "/api/traces/dynamic-table/events"
+    streams = stream_ids(EXAMPLES[1].record())
+    listed = ", ".join(str(s) for s in streams[:-1]) + f" and {streams[-1]}"
+    for query, wrong in [
+        ("99", "this trace has no stream 99"),
+        ("4,99,98", "this trace has no streams 98 and 99"),
+        ("4,x", "'x' is not a stream ID: type stream numbers separated by commas, or none"),
+        ("-1", "'-1' is not a stream ID"),
+    ]:
+        response = client.get(f"{base}?stream={query}")
+        assert response.status_code == 400, query
+        answer = response.get_json()
+        assert answer["error"].startswith(wrong), answer
+        assert answer["error"].endswith(f"; the trace's streams are {listed}")
+        assert answer["argument"] == "stream" and answer["streams"] == streams
+    assert client.get(f"{base}?stream=4,,0").get_json()["total"] > 0  # an empty part is skipped
+
+
+def test_a_stream_filter_names_no_stream_past_the_steps_shown(client: FlaskClient) -> None:
+    """A lesson's page lists no step past a question: the message names no stream there."""
+    base = "/api/traces/dynamic-table/events"
+    events = EXAMPLES[1].record()
+    until = next(e.seq for e in events if e.stream_id == 4)
+    before = stream_ids(events[:until])
+    answer = client.get(f"{base}?stream=99&until={until}").get_json()
+    assert answer["streams"] == before and 4 not in before
+    assert f"the trace's streams before step {until} are " in answer["error"]
+    # A stream that comes later is not wrong: it matches no row yet.
+    assert client.get(f"{base}?stream=4&until={until}").get_json()["total"] == 0
 
 
 def test_events_locate_a_step_among_the_filtered_rows(client: FlaskClient) -> None:
@@ -343,6 +380,23 @@ def test_download_in_each_format(client: FlaskClient, fmt: str, ending: str, key
     disposition = response.headers["Content-Disposition"]
     assert disposition == f'attachment; filename="first-get{ending}"'
     assert key in json.loads(response.data)
+
+
+def test_a_qlog_03_download_uploaded_again_keeps_its_title_and_order(client: FlaskClient) -> None:
+    """The 0.3 reader imports frames, stream types and packets (docs/events.md, "qlog import")."""
+    downloaded = client.get("/api/traces/dynamic-table/download?format=qlog-0.3").data
+    status, answer = upload(client, downloaded, "dynamic-table-0.3.qlog")
+    assert status == 201 and answer["source_kind"] == "aioquic-qlog"
+    assert answer["title"] == "The dynamic table fills" and answer["warnings"] == []
+    listed = {row["id"]: row["title"] for row in client.get("/api/traces").get_json()["traces"]}
+    assert listed[answer["id"]] == "The dynamic table fills"
+
+    def order(trace_id: str) -> list[tuple[str, str, int | None]]:
+        url = f"/api/traces/{trace_id}/events?category=http3&limit=2000"
+        rows = client.get(url).get_json()["events"]
+        return [(r["endpoint"], r["name"], r["stream_id"]) for r in rows if "frame" in r["name"]]
+
+    assert order(answer["id"]) == order("dynamic-table")
 
 
 def test_download_of_an_unknown_format_is_400(client: FlaskClient) -> None:

@@ -309,8 +309,14 @@ def test_projector_mode_toggles_and_screenshots(page: object, base_url: str) -> 
 
 def test_the_handout_prints_clean_blocks_and_a_pdf(page: object, base_url: str) -> None:
     open_step(page, base_url, "dynamic-table", 45)
+    page.click("#next")  # type: ignore[attr-defined]
+    wait_for_step(page, 46)
+    # The handout knows the step the reader came from, and "Back" returns there.
     page.click("#handout-link")  # type: ignore[attr-defined]
-    page.wait_for_url("**/trace/dynamic-table/print")  # type: ignore[attr-defined]
+    page.wait_for_url("**/trace/dynamic-table/print?step=46#step-46")  # type: ignore[attr-defined]
+    assert page.text_content("#back-link") == "Back to step 46"  # type: ignore[attr-defined]
+    page.click("#back-link")  # type: ignore[attr-defined]
+    wait_for_step(page, 46)
     page.goto(f"{base_url}/trace/dynamic-table/print?from=44&to=47")  # type: ignore[attr-defined]
     page.emulate_media(media="print")  # type: ignore[attr-defined]
     steps = page.locator("article.handout-step")  # type: ignore[attr-defined]
@@ -379,12 +385,46 @@ def test_the_diagram_filters_by_stream(page: object, base_url: str) -> None:
     assert page.text_content("#only-stream") == "Show all streams"  # type: ignore[attr-defined]
     page.fill("#stream-filter", "4, x")  # type: ignore[attr-defined]
     page.wait_for_selector("#stream-filter-error:not([hidden])")  # type: ignore[attr-defined]
-    assert "not a stream ID" in page.text_content("#stream-filter-error")  # type: ignore[attr-defined]
+    assert page.text_content("#stream-filter-error").startswith("'x' is not a stream ID: ")  # type: ignore[attr-defined]
     # The last good filter stays.
     assert page.locator(".row").count() == len(seqs)  # type: ignore[attr-defined]
     page.fill("#stream-filter", "")  # type: ignore[attr-defined]
     page.wait_for_function(  # type: ignore[attr-defined]
         "() => !document.getElementById('diagram-count').textContent.includes('matching')"
+    )
+
+
+def test_a_stream_the_trace_lacks_is_named_in_words_and_the_page_keeps_working(
+    page: object, base_url: str
+) -> None:
+    open_step(page, base_url, "dynamic-table", 45)
+    rows = page.locator(".row").count()  # type: ignore[attr-defined]
+    page.fill("#stream-filter", "99")  # type: ignore[attr-defined]
+    page.wait_for_selector("#stream-filter-error:not([hidden])")  # type: ignore[attr-defined]
+    message = page.text_content("#stream-filter-error")  # type: ignore[attr-defined]
+    streams = sorted({e.stream_id for e in EXAMPLES[1].record() if e.stream_id is not None})
+    listed = ", ".join(str(s) for s in streams[:-1]) + f" and {streams[-1]}"
+    assert message == (
+        f"This trace has no stream 99; the trace's streams are {listed}."
+        " The sequence still shows every stream."
+    )
+    assert page.get_attribute("#stream-filter", "aria-invalid") == "true"  # type: ignore[attr-defined]
+    assert page.locator(".row").count() == rows  # type: ignore[attr-defined]
+    # Still working: stepping, and a stream the trace has.
+    page.click("#next")  # type: ignore[attr-defined]
+    wait_for_step(page, 46)
+    page.fill("#stream-filter", "4")  # type: ignore[attr-defined]
+    page.wait_for_selector("#stream-filter-error[hidden]", state="attached")  # type: ignore[attr-defined]
+    assert page.get_attribute("#stream-filter", "aria-invalid") is None  # type: ignore[attr-defined]
+    four = sum(1 for e in EXAMPLES[1].record() if e.stream_id == 4)
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "n => document.getElementById('diagram-count').textContent === `${n} matching steps`",
+        arg=four,
+    )
+    page.fill("#stream-filter", "4, 98")  # type: ignore[attr-defined]
+    page.wait_for_selector("#stream-filter-error:not([hidden])")  # type: ignore[attr-defined]
+    assert page.text_content("#stream-filter-error").endswith(  # type: ignore[attr-defined]
+        "The sequence still shows the streams last asked for (4)."
     )
 
 

@@ -80,6 +80,39 @@ def test_a_long_trace_prints_a_range_at_a_time(tmp_path: Path) -> None:
     response = client.get(f"/trace/long/print?from=0&to={MAX_STEPS}")
     assert response.status_code == 400
     assert f"at most {MAX_STEPS} steps" in response.get_data(as_text=True)
+    # Opened from step 300, the handout prints the block of steps that holds it.
+    page = client.get("/trace/long/print?step=300").get_data(as_text=True)
+    assert blocks(page) == [str(n) for n in range(MAX_STEPS, len(events))]
+    assert back_link(page) == ("/trace/long/step/300", "Back to step 300")
+
+
+def back_link(page: str) -> tuple[str, str]:
+    """The handout's "Back" link: its address and its words."""
+    found = re.search(r'<a class="no-print" id="back-link" href="([^"]+)">([^<]+)</a>', page)
+    assert found, "the handout has no back link"
+    return found[1], found[2]
+
+
+def test_back_returns_to_the_step_the_reader_came_from(client: FlaskClient) -> None:
+    page = client.get("/trace/dynamic-table/print?step=46").get_data(as_text=True)
+    assert blocks(page)[0] == "0" and "46" in blocks(page)
+    assert back_link(page) == ("/trace/dynamic-table/step/46", "Back to step 46")
+    # A range chosen on the handout keeps the step to return to.
+    page = client.get("/trace/dynamic-table/print?from=44&to=47&step=46").get_data(as_text=True)
+    assert blocks(page) == ["44", "45", "46", "47"]
+    assert back_link(page) == ("/trace/dynamic-table/step/46", "Back to step 46")
+    assert '<input type="hidden" name="step" value="46">' in page
+    # Without it, "Back" goes to the first step printed.
+    page = client.get("/trace/dynamic-table/print?from=44&to=47").get_data(as_text=True)
+    assert back_link(page) == ("/trace/dynamic-table/step/44", "Back to step 44")
+    assert 'name="step"' not in page
+
+
+def test_a_step_to_return_to_outside_the_trace_is_400(client: FlaskClient) -> None:
+    response = client.get("/trace/dynamic-table/print?step=100000")
+    assert response.status_code == 400
+    assert "&#39;step&#39; must be within 0 to" in response.get_data(as_text=True)
+    assert client.get("/trace/dynamic-table/print?step=x").status_code == 400
 
 
 def test_a_long_frame_prints_folded_with_its_head_and_tail(tmp_path: Path) -> None:

@@ -101,3 +101,16 @@ def test_snapshots_on_demand_answer_as_snapshots_taken_at_once() -> None:
     random.Random(4).shuffle(steps)
     for step in steps:
         assert on_demand.state_after(step) == eager.state_after(step), step
+
+
+def test_the_streams_of_a_growing_trace_grow_with_it(tmp_path: Path) -> None:
+    """A live capture's entry is extended in place; a new stream is not refused as unknown."""
+    events = EXAMPLES[1].record()
+    split = next(e.seq for e in events if e.stream_id == 4)
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    write_trace(traces / "part.json", "part", events[:split])
+    entry = TraceLibrary(tmp_path, max_bytes=1 << 24).get("part")
+    assert 4 not in entry.streams
+    entry.extend(events[split:])
+    assert entry.streams == sorted({e.stream_id for e in events if e.stream_id is not None})

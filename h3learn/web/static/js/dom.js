@@ -39,7 +39,9 @@ export async function getJSON(url) {
   }
   if (!response.ok) {
     const message = body && body.error ? body.error : `${response.status} ${response.statusText}`;
-    throw new Error(message);
+    // The whole answer goes along: some errors say more than their message (the `stream`
+    // filter's names the argument and the streams there are).
+    throw Object.assign(new Error(message), { status: response.status, body });
   }
   return body;
 }

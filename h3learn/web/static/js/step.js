@@ -130,6 +130,7 @@ function render(answer) {
   renderRfc(event);
   renderState($("state"), answer.state, answer.changed, answer.observed);
   updateButtons();
+  updateHandoutLink();
 }
 
 function updateButtons() {
@@ -190,13 +191,20 @@ const diagram = new Diagram({
 });
 
 // The handout and the downloads hold every step: while steps are held back, the handout
-// covers the steps before them, and the downloads wait until nothing is held back.
+// covers the steps before them, and the downloads wait until nothing is held back. The
+// handout link carries the step shown (`step=`), so the handout's "Back" link returns to it
+// (and, with no range given, the handout prints the block of steps that holds it), and
+// opens at that step's block (`#step-N`).
 const HANDOUT_MAX = 200; // the most steps one handout holds (h3learn/web/handout.py)
 const handoutLink = $("handout-link");
 const handoutHref = handoutLink.getAttribute("href");
+function updateHandoutLink() {
+  const range = hiddenFrom === null ? ""
+    : `&from=${Math.max(0, hiddenFrom - HANDOUT_MAX)}&to=${hiddenFrom - 1}`;
+  handoutLink.href = `${handoutHref}?step=${current}${range}#step-${current}`;
+}
 function holdBack() {
-  handoutLink.href = hiddenFrom === null ? handoutHref
-    : `${handoutHref}?from=${Math.max(0, hiddenFrom - HANDOUT_MAX)}&to=${hiddenFrom - 1}`;
+  updateHandoutLink();
   $("downloads").hidden = hiddenFrom !== null;
   $("downloads-held").hidden = hiddenFrom === null;
 }
@@ -227,16 +235,34 @@ function streamFilter() {
 }
 
 // The diagram's rows, fetched again (a new filter, steps no longer held back); a refusal
-// or a failure is said under the filters.
+// or a failure is said under the filters, in words, and the diagram keeps the rows of the
+// last filter that worked. A stream box the server refuses (a stream the trace does not
+// have, text that is not a stream ID) is marked invalid; the server's answer names what
+// was wrong and the trace's streams.
+let appliedStreams = ""; // the stream box's value the diagram's rows were chosen by
 async function redraw(change) {
   const error = $("stream-filter-error");
+  const box = $("stream-filter");
   try {
     await change();
     error.hidden = true;
+    box.removeAttribute("aria-invalid");
+    appliedStreams = streamFilter();
   } catch (failure) {
-    error.textContent = failure.message;
+    const still = appliedStreams ? `the streams last asked for (${appliedStreams.replace(/,/g, ", ")})`
+      : "every stream";
+    if (failure.body && failure.body.argument === "stream") {
+      box.setAttribute("aria-invalid", "true");
+      error.textContent = `${sentence(failure.message)}. The sequence still shows ${still}.`;
+    } else {
+      error.textContent = `The sequence could not be updated (${failure.message}); it still shows ${still}.`;
+    }
     error.hidden = false;
   }
+}
+
+function sentence(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 let filterTimer = null;
