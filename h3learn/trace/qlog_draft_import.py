@@ -40,7 +40,13 @@ from typing import Any, TypeGuard
 
 from h3learn.events import ENDPOINTS, Event, FieldSpan
 from h3learn.trace.qlog import H3LEARN_QPACK_EVENTS
-from h3learn.trace.qlog_import import Record, checked_event, convert_in_order, vantage_point
+from h3learn.trace.qlog_import import (
+    Record,
+    carried_title,
+    checked_event,
+    convert_in_order,
+    vantage_point,
+)
 from h3learn.trace.store import Trace, TraceFormatError
 
 CONTAINED = "urn:ietf:params:qlog:file:contained"
@@ -102,9 +108,9 @@ def from_qlog_draft(text: str, name: str, document: Any = None) -> Trace:
     ``document`` is the file already parsed as one JSON object, when the caller has it.
     """
     if text.startswith(RECORD_SEPARATOR):
-        qlog_traces = _sequential(text, name)
+        header, qlog_traces = _sequential(text, name)
     else:
-        qlog_traces = _contained(text if document is None else document, name)
+        header, qlog_traces = _contained(text if document is None else document, name)
     records: list[Record] = []
     epoch: str | None = None
     for number, qlog_trace in enumerate(qlog_traces):
@@ -131,10 +137,8 @@ def from_qlog_draft(text: str, name: str, document: Any = None) -> Trace:
             f"{ties} events happen at the same time as an event of the other endpoint; qlog"
             " keeps no order between vantage points, so those are shown client first"
         )
-    title = qlog_traces[0].get("title") if qlog_traces else None
-    return Trace(
-        title=str(title or name), meta=meta, events=events, created=epoch, warnings=warnings
-    )
+    title = carried_title(header, qlog_traces) or name
+    return Trace(title=title, meta=meta, events=events, created=epoch, warnings=warnings)
 
 
 def _shared_times(records: list[Record]) -> int:
@@ -148,8 +152,9 @@ def _shared_times(records: list[Record]) -> int:
 # -- the two serialisations -------------------------------------------------------------
 
 
-def _contained(source: Any, name: str) -> list[dict[str, Any]]:
-    """The traces of a contained file: its text, or the object already parsed from it."""
+def _contained(source: Any, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The top-level object and the traces of a contained file (from its text, or the
+    object already parsed from it)."""
     document = source
     if isinstance(source, str):
         try:
@@ -164,11 +169,12 @@ def _contained(source: Any, name: str) -> list[dict[str, Any]]:
     traces = document.get("traces")
     if not isinstance(traces, list) or not all(isinstance(item, dict) for item in traces):
         raise TraceFormatError(f"{name}: 'traces' is not a list of objects")
-    return traces
+    return document, traces
 
 
-def _sequential(text: str, name: str) -> list[dict[str, Any]]:
-    """RFC 7464 records: a header naming one trace, then that trace's events."""
+def _sequential(text: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """RFC 7464 records: a header naming one trace, then that trace's events. Returns the
+    header and the trace."""
     records = []
     for number, piece in enumerate(text.split(RECORD_SEPARATOR)[1:]):
         try:
@@ -181,7 +187,7 @@ def _sequential(text: str, name: str) -> list[dict[str, Any]]:
     qlog_trace = header.get("trace")
     if not isinstance(qlog_trace, dict):
         raise TraceFormatError(f"{name}: the header has no 'trace' object")
-    return [{**qlog_trace, "events": records[1:]}]
+    return header, [{**qlog_trace, "events": records[1:]}]
 
 
 # -- one trace ---------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
     counts: list[int] = []
     for name, document in documents:
         qlog_traces = _traces(document, name)
-        titles.append(_title(document, qlog_traces))
+        titles.append(carried_title(document, qlog_traces))
         for position, qlog_trace in enumerate(qlog_traces):
             where = f"{name}: trace {position}"
             endpoint = vantage_point(qlog_trace, where)
@@ -125,9 +125,9 @@ def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX
     return Trace(title=title, meta=meta, events=events, created=created, warnings=warnings)
 
 
-def _title(document: dict[str, Any], qlog_traces: list[dict[str, Any]]) -> str:
-    """The title a file carries ("" if none): its own ``title``, else the one its traces
-    share once the vantage point `qlog.to_qlog_03` adds (" (client)") is taken off."""
+def carried_title(document: dict[str, Any], qlog_traces: list[dict[str, Any]]) -> str:
+    """The title a qlog file carries ("" if none): its own ``title``, else the one its traces
+    share once the vantage point h3learn's exports add (" (client)") is taken off."""
     own = document.get("title")
     if isinstance(own, str) and own.strip():
         return own

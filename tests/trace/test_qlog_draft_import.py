@@ -71,6 +71,19 @@ def test_an_exported_trace_comes_back_with_its_frames_bytes_and_qpack_state(
         assert after[endpoint]["streams"] == before[endpoint]["streams"]
 
 
+def test_the_title_comes_back_from_the_file_or_its_traces() -> None:
+    """The file's title; a one-trace JSON-SEQ file has only its trace's "<title> (server)"."""
+    original = example("first-get")
+    document = to_qlog(original)
+    assert from_qlog_draft(json.dumps(document), "export.qlog").title == original.title
+    untitled = {key: value for key, value in document.items() if key != "title"}
+    assert from_qlog_draft(json.dumps(untitled), "export.qlog").title == original.title
+    sequential = from_qlog_draft(sequential_text(document, 1), "server.sqlog")
+    assert sequential.title == original.title
+    nameless = {**untitled, "traces": [{**t, "title": None} for t in document["traces"]]}
+    assert from_qlog_draft(json.dumps(nameless), "export.qlog").title == "export.qlog"
+
+
 def test_a_skipped_insert_comes_back_as_a_qpack_event() -> None:
     """h3learn:insert_skipped (RFC 9204 §2.1.1) is one of h3learn's qpack events."""
     log = EventLog()
