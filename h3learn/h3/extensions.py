@@ -19,7 +19,8 @@ from h3learn.events import FieldSpan
 from h3learn.h3 import error_handling, request_streams, unidirectional_streams
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import H3UsageError, is_reserved
-from h3learn.h3.frames import UnknownFrame, frame_type_name, is_extension_frame_type
+from h3learn.h3.frame_layout import frame_type_name, is_extension_frame_type
+from h3learn.h3.frames import UnknownFrame
 from h3learn.h3.stream_types import StreamHeader, known_stream_type, stream_type_section
 
 if TYPE_CHECKING:

@@ -3,8 +3,8 @@
 A stream is a sequence of frames, each ``Type (i), Length (i), Frame Payload (..)``; QUIC may
 hand the bytes over in any pieces, one byte at a time included. `FrameParser` keeps what it
 was given until a whole frame is there, then parses it (each frame type's payload layout is
-in `h3learn.h3.frames`) into a `ParsedFrame`: the frame, its exact bytes and a label for
-every byte.
+in `h3learn.h3.frames`, PRIORITY_UPDATE's in `h3learn.h3.priority_update`) into a
+`ParsedFrame`: the frame, its exact bytes and a label for every byte.
 
 Checks that need only the Type and Length are made as soon as those two fields are complete,
 before the payload is buffered:
@@ -25,19 +25,17 @@ from enum import Enum
 
 from h3learn.events import FieldSpan
 from h3learn.h3.errors import ErrorCode, H3ConnectionError
-from h3learn.h3.frames import (
+from h3learn.h3.frame_layout import (
     EXPLAIN_LENGTH,
-    FRAME_CLASSES,
-    Frame,
     FrameReader,
     FrameType,
-    UnknownFrame,
-    check_frame_type_receivable,
     count_bytes,
     explain_frame_type,
     frame_type_name,
     known_frame_type,
 )
+from h3learn.h3.frame_placement import check_frame_type_receivable
+from h3learn.h3.frames import FRAME_CLASSES, Frame, UnknownFrame
 from h3learn.wire.errors import NeedMoreData
 from h3learn.wire.varint import parse_varint
 

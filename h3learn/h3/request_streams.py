@@ -26,14 +26,8 @@ from h3learn.h3 import error_handling, push
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError
 from h3learn.h3.frame_parser import FrameParser, ParsedFrame
-from h3learn.h3.frames import (
-    DataFrame,
-    Frame,
-    HeadersFrame,
-    PushPromiseFrame,
-    UnknownFrame,
-    check_frame_allowed,
-)
+from h3learn.h3.frame_placement import check_frame_allowed
+from h3learn.h3.frames import DataFrame, Frame, HeadersFrame, PushPromiseFrame, UnknownFrame
 from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamEnded
 from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageState
 from h3learn.h3.messages import (

@@ -23,15 +23,10 @@ from typing import TYPE_CHECKING
 from h3learn.h3 import closure, error_handling, push, request_streams, zero_rtt
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import ErrorCode, H3ConnectionError
-from h3learn.h3.frames import (
-    CancelPushFrame,
-    GoawayFrame,
-    MaxPushIdFrame,
-    PriorityUpdateFrame,
-    SettingsFrame,
-    check_frame_allowed,
-)
+from h3learn.h3.frame_placement import check_frame_allowed
+from h3learn.h3.frames import CancelPushFrame, GoawayFrame, MaxPushIdFrame, SettingsFrame
 from h3learn.h3.http_events import SettingsReceived
+from h3learn.h3.priority_update import PriorityUpdateFrame
 from h3learn.h3.recording import settings_json, stream_type_sections
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_state import IncomingUniStream

@@ -27,7 +27,6 @@ from h3learn.h3.frames import (
     GoawayFrame,
     HeadersFrame,
     MaxPushIdFrame,
-    PriorityUpdateFrame,
     PushPromiseFrame,
     SettingsFrame,
     UnknownFrame,
@@ -44,6 +43,7 @@ from h3learn.h3.http_events import (
     StreamEnded,
     StreamReset,
 )
+from h3learn.h3.priority_update import PriorityUpdateFrame
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_types import StreamHeader, StreamType
 from h3learn.qpack.encoder import Encoder

@@ -34,11 +34,11 @@ from h3learn.h3.frames import (
     Frame,
     GoawayFrame,
     MaxPushIdFrame,
-    PriorityUpdateFrame,
     SettingsFrame,
     UnknownFrame,
 )
 from h3learn.h3.http_events import SettingsReceived
+from h3learn.h3.priority_update import PriorityUpdateFrame
 from h3learn.h3.settings import SettingId, Settings
 from h3learn.h3.stream_types import StreamType
 from h3learn.transport.memory import MemoryPair

@@ -15,7 +15,7 @@ from h3_connection_helpers import REQUEST, RESPONSE, assert_trace_labelled, pair
 from h3learn.events import Event
 from h3learn.h3.connection import H3UsageError
 from h3learn.h3.errors import ErrorCode, reserved_value
-from h3learn.h3.frames import FrameType
+from h3learn.h3.frame_layout import FrameType
 from h3learn.h3.http_events import DataReceived, HeadersReceived
 from h3learn.h3.stream_types import StreamType
 

@@ -24,6 +24,12 @@ from hypothesis import strategies as st
 
 from h3learn.events import FieldSpan
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, reserved_value
+from h3learn.h3.frame_layout import (
+    HTTP2_ONLY_FRAME_TYPES,
+    FrameType,
+    frame_type_name,
+    is_reserved_frame_type,
+)
 from h3learn.h3.frame_parser import (
     DEFAULT_MAX_PAYLOAD_LENGTH,
     FrameLimits,
@@ -33,25 +39,20 @@ from h3learn.h3.frame_parser import (
     parse_frame,
     parse_frames,
 )
+from h3learn.h3.frame_placement import ALLOWED_ON, check_frame_allowed
 from h3learn.h3.frames import (
-    ALLOWED_ON,
-    HTTP2_ONLY_FRAME_TYPES,
     CancelPushFrame,
     DataFrame,
     Frame,
-    FrameType,
     GoawayFrame,
     HeadersFrame,
     MaxPushIdFrame,
-    PriorityUpdateFrame,
     PushPromiseFrame,
     SettingsFrame,
     UnknownFrame,
-    check_frame_allowed,
-    frame_type_name,
-    is_reserved_frame_type,
     serialize_frame,
 )
+from h3learn.h3.priority_update import PriorityUpdateFrame
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_types import StreamKind, StreamType, parse_stream_header
 from h3learn.wire.spans import SpanReader

@@ -31,12 +31,12 @@ from h3learn.h3.frames import (
     GoawayFrame,
     HeadersFrame,
     MaxPushIdFrame,
-    PriorityUpdateFrame,
     PushPromiseFrame,
     SettingsFrame,
     UnknownFrame,
 )
 from h3learn.h3.http_events import HeadersReceived, SettingsReceived, StreamReset
+from h3learn.h3.priority_update import PriorityUpdateFrame
 from h3learn.h3.stream_types import StreamType
 
 PUSH_STREAM = 15
