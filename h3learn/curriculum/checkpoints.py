@@ -197,6 +197,13 @@ def verify_checkpoint(checkpoint: Checkpoint, recording: Recording) -> None:
         event = select(checkpoint.at or checkpoint.before, recording)
         shown = trace_value(event, checkpoint.from_trace)
         where = f"step {event.seq} ({event.summary}) has {checkpoint.from_trace} = {shown!r}"
+        asked = select(checkpoint.before, recording).seq
+        if event.seq < asked:
+            raise ValueError(
+                f"the answer is on show at step {event.seq} ({event.summary}), before the"
+                f" question stops the learner at step {asked}: ask it at step {event.seq} or"
+                " earlier"
+            )
     expected = checkpoint.answer if checkpoint.expect is None else checkpoint.expect
     if isinstance(expected, int):
         right = isinstance(shown, int) and not isinstance(shown, bool) and shown == expected

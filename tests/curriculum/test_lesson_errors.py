@@ -115,6 +115,20 @@ def test_a_checkpoint_whose_answer_the_trace_contradicts(tmp_path: Path) -> None
     assert "required_insert_count = 0" in str(error)
 
 
+def test_a_checkpoint_asked_after_the_step_that_shows_its_answer(tmp_path: Path) -> None:
+    """A predict question must come before the answer is on the screen: here the answer is
+    read from the request's headers_encoded, but the question waits for the response's."""
+    text = GOOD.replace(
+        'from_trace = "data.prefix.required_insert_count"',
+        'from_trace = "data.prefix.required_insert_count"\n'
+        'at = { endpoint = "client", event = "headers_encoded", stream = "page" }',
+    )
+    error = error_of(tmp_path, text)
+    assert error.line == line_of(text, "answer = 0")
+    assert "the answer is on show at step" in str(error)
+    assert "before the question stops the learner at step" in str(error)
+
+
 def test_a_checkpoint_without_proof_is_refused(tmp_path: Path) -> None:
     error = error_of(
         tmp_path, GOOD.replace('from_trace = "data.prefix.required_insert_count"\n', "")
