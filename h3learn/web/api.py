@@ -69,8 +69,17 @@ def _api_error(error: ApiError) -> tuple[Response, int]:
 
 @bp.errorhandler(RequestEntityTooLarge)
 def _too_large(error: RequestEntityTooLarge) -> tuple[Response, int]:
-    limit = current_app.config["MAX_CONTENT_LENGTH"]
-    return jsonify(error=f"the upload is larger than the limit of {limit} bytes"), 413
+    # The request (the file and its multipart wrapping) exceeded MAX_CONTENT_LENGTH, which
+    # is the file's limit plus room for the wrapping: the limit a user can act on is the file's.
+    limit = current_app.config["UPLOAD_MAX_BYTES"]
+    return jsonify(error=f"the upload is larger than the limit of {limit_in_words(limit)}"), 413
+
+
+def limit_in_words(limit: int) -> str:
+    """16777216 -> "16777216 bytes (16 MiB)": the upload limit, the same in every message."""
+    if limit % 2**20 == 0:
+        return f"{limit} bytes ({limit // 2**20} MiB)"
+    return f"{limit} bytes"
 
 
 def json_http_error(error: HTTPException) -> tuple[Response, int]:
@@ -233,7 +242,9 @@ def upload_trace() -> tuple[Response, int]:
     data = upload.read()
     limit = library().max_bytes
     if len(data) > limit:
-        raise ApiError(413, f"the upload is {len(data)} bytes, more than the limit of {limit}")
+        raise ApiError(
+            413, f"the upload is {len(data)} bytes, more than the limit of {limit_in_words(limit)}"
+        )
     if not data:
         raise ApiError(400, "the uploaded file is empty")
     try:

@@ -22,6 +22,7 @@ from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, read_trace, trace_document
 from h3learn.web import socketio
+from h3learn.web.api import limit_in_words
 
 
 @pytest.fixture
@@ -347,8 +348,16 @@ def test_an_upload_without_a_file_field_is_400(client: FlaskClient) -> None:
 def test_an_upload_over_the_limit_is_413(client: FlaskClient, tmp_path: Path, extra: int) -> None:
     status, answer = upload(client, b" " * (UPLOAD_LIMIT + extra))
     assert status == 413
-    assert "limit" in answer["error"]
+    # Just over (read, then refused) or far over (refused by the request's size): the
+    # message states the one limit the user can act on, the file's, the same way.
+    assert "more than the limit of" in answer["error"] or "larger than the limit" in answer["error"]
+    assert answer["error"].endswith(f"the limit of {UPLOAD_LIMIT} bytes")
     assert list((tmp_path / "traces").iterdir()) == []
+
+
+def test_the_default_limit_is_said_in_bytes_and_mebibytes() -> None:
+    assert limit_in_words(16 * 2**20) == "16777216 bytes (16 MiB)"
+    assert limit_in_words(UPLOAD_LIMIT) == f"{UPLOAD_LIMIT} bytes"
 
 
 def test_the_uploaded_file_name_is_never_used_as_a_path(
