@@ -230,7 +230,8 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     assert "2 · 0 answers (0%)" in late.text_content("#question-options [data-option='2']")
     student.locator("#classroom-question").screenshot(path="/tmp/h3learn-classroom-question.png")
 
-    # The teacher ends the class.
+    # The teacher ends the class; the revealed question goes with it.
+    assert student.locator("#classroom-question").is_visible()
     teacher.once("dialog", lambda dialog: dialog.accept())
     teacher.click("#classroom-end")
     for page in (student, late, teacher):
@@ -238,6 +239,7 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
             "() => document.getElementById('classroom-status')"
             ".textContent.startsWith('The class has ended')"
         )
+        assert page.locator("#classroom-question").is_hidden()
     assert student.locator("#classroom-follow").is_hidden()
     assert "room=" not in student.url  # a reload shows the trace, outside the ended class
 

@@ -328,6 +328,7 @@ function ended(reason) {
   if (role === "teacher") storeTeaching(null);
   role = null;
   for (const id of ["classroom-follow", "classroom-explore", "classroom-show-code", "classroom-end"]) show(id, false);
+  questions.end();
   say(`The class has ended: ${reason}.`, "ended");
   history.replaceState(history.state, "", location.pathname); // a reload is no longer in the room
   if (socket) socket.disconnect();

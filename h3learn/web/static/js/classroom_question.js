@@ -153,6 +153,12 @@ export function questionBox(room) {
 
   return {
     get mine() { return mineIsMine() ? mine : null; },
+    // The class has ended: its question goes with it (nobody can answer or reveal it now).
+    end() {
+      question = null;
+      result = null;
+      $("classroom-question").hidden = true;
+    },
     // After a reconnect: this page's answer to the still open question, counted again.
     resend() {
       if (!mineIsMine() || question.revealed) return;
