@@ -187,7 +187,7 @@ def endpoint_state(name: str, state: dict[str, Any], changed: list[str]) -> Endp
         for key in ("local_table", "remote_table")
     ]
     changes: list[tuple[str, list[str]]] = []
-    for side, label in (("local", "SETTINGS sent"), ("remote", "SETTINGS received")):
+    for side, label in (("local", "SETTINGS it sends"), ("remote", "SETTINGS it received")):
         if f"{name}.settings.{side}" in marks:
             values = state["settings"][side] or []
             changes.append((label, [f"{item['name']} = {item['value']}" for item in values]))

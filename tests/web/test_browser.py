@@ -183,6 +183,21 @@ def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base
     assert href.startswith("https://www.rfc-editor.org/rfc/rfc9204#section-")
 
 
+def test_settings_decided_are_not_called_sent_before_the_frame_leaves(
+    page: object, base_url: str
+) -> None:
+    """RFC 9114 §7.2.4: an endpoint decides its SETTINGS before any byte leaves; at that
+    step nothing is sent and nothing received, and the state panel must not say otherwise."""
+    events = EXAMPLES[0].record()
+    step = next(e.seq for e in events if e.name == "parameters_set")
+    assert not any(e.name == "frame_created" for e in events[: step + 1])
+    open_step(page, base_url, EXAMPLES[0].id, step)
+    labels = page.locator("#state .settings h4").all_text_contents()  # type: ignore[attr-defined]
+    assert labels == ["SETTINGS it sends", "SETTINGS it received"] * 2
+    received = page.locator("#state .settings").nth(1)  # type: ignore[attr-defined]
+    assert "not yet" in received.text_content()
+
+
 def test_a_long_frame_is_folded_until_the_learner_asks_for_every_byte(
     page: object, base_url: str, data_dir: Path
 ) -> None:

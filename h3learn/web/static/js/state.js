@@ -191,8 +191,8 @@ function endpointItems(name, state, marks) {
       sig: "",
       build: () => h("div", { class: "settings-pair" }),
       update: (node) => syncChildren(node, [
-        settings(`${name}.settings.local`, "SETTINGS sent", state.settings.local, marks),
-        settings(`${name}.settings.remote`, "SETTINGS received", state.settings.remote, marks)]),
+        settings(`${name}.settings.local`, "SETTINGS it sends", state.settings.local, marks),
+        settings(`${name}.settings.remote`, "SETTINGS it received", state.settings.remote, marks)]),
     },
     ...streams(`${name}.streams`, state.streams, marks),
     errors(state),
