@@ -20,13 +20,8 @@ from typing import Any
 from h3learn.command_error import CommandError
 from h3learn.trace.load import load_trace
 from h3learn.trace.qlog import to_qlog, to_qlog_03
-from h3learn.trace.store import (
-    DEFAULT_MAX_BYTES,
-    Trace,
-    TraceFormatError,
-    trace_document,
-    write_json_atomic,
-)
+from h3learn.trace.store import DEFAULT_MAX_BYTES, Trace, trace_document, write_json_atomic
+from h3learn.trace.stored_events import TraceFormatError
 
 #: --format -> what to write.
 FORMATS: dict[str, Callable[[Trace, bool], dict[str, Any]]] = {

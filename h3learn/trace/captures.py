@@ -38,13 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from h3learn.trace.connection_summary import ConnectionSummary
-from h3learn.trace.store import (
-    JOURNAL_FORMAT,
-    TraceFormatError,
-    read_trace,
-    write_json_atomic,
-    write_trace,
-)
+from h3learn.trace.store import JOURNAL_FORMAT, read_trace, write_json_atomic, write_trace
+from h3learn.trace.stored_events import TraceFormatError
 
 CAPTURE_ID = re.compile(r"cap-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}")
 INFO_SUFFIX = ".info.json"

@@ -22,12 +22,12 @@ from h3learn.trace.store import (
     FORMAT,
     JOURNAL_FORMAT,
     Trace,
-    TraceFormatError,
     load_json,
     parse_journal,
     parse_trace,
     read_text_limited,
 )
+from h3learn.trace.stored_events import TraceFormatError
 
 
 def load_trace(

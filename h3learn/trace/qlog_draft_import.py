@@ -47,7 +47,8 @@ from h3learn.trace.qlog_import import (
     convert_in_order,
     vantage_point,
 )
-from h3learn.trace.store import Trace, TraceFormatError
+from h3learn.trace.store import Trace
+from h3learn.trace.stored_events import TraceFormatError
 
 CONTAINED = "urn:ietf:params:qlog:file:contained"
 SEQUENTIAL = "urn:ietf:params:qlog:file:sequential"

@@ -41,13 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from h3learn.events import ENDPOINTS, Event
-from h3learn.trace.store import (
-    DEFAULT_MAX_BYTES,
-    Trace,
-    TraceFormatError,
-    load_json,
-    read_text_limited,
-)
+from h3learn.trace.store import DEFAULT_MAX_BYTES, Trace, load_json, read_text_limited
+from h3learn.trace.stored_events import TraceFormatError
 
 QLOG_VERSION = "0.3"
 NO_BYTES = "aioquic's qlog has no bytes"

@@ -22,15 +22,14 @@ Three promises:
   died while writing it) is dropped, with a warning in `Trace.warnings`.
 - *Reading is strict.* Every key, type and span is checked, and the error says where:
   ``TraceFormatError("trace.json: event 12: 'raw' is not hex")``. The web UI shows traces
-  users upload, so a file is treated as untrusted input (there is a size limit, too).
+  users upload, so a file is treated as untrusted input (there is a size limit, too). This
+  module checks a file's form and header; stored_events.py checks each event in it.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,7 +38,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from h3learn.events import ENDPOINTS, Event, FieldSpan
+from h3learn.events import Event
+from h3learn.trace.stored_events import (
+    TraceFormatError,
+    check_keys,
+    json_kind,
+    parse_event,
+    parse_event_deferring_spans,
+)
 
 FORMAT = "h3learn-trace"
 JOURNAL_FORMAT = "h3learn-trace-journal"
@@ -49,22 +55,8 @@ VERSION = 1
 #: labelled bytes is a few megabytes).
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
-#: Keys `Event.to_json` writes, every one of which a stored event must have.
-EVENT_KEYS = frozenset(
-    {"seq", "time", "endpoint", "category", "name", "stream_id", "data", "raw", "fields"}
-    | {"rfc", "summary"}
-)
-SPAN_KEYS = frozenset({"name", "offset", "length", "value", "explain", "rfc"})
-SPAN_BIT_KEYS = frozenset({"bit_offset", "bit_length"})
-SPAN_KEYS_WITH_BITS = SPAN_KEYS | SPAN_BIT_KEYS
 TRACE_KEYS = frozenset({"format", "version", "title", "created", "meta", "events"})
 JOURNAL_KEYS = frozenset({"format", "version", "title", "created", "meta"})
-
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
-
-
-class TraceFormatError(ValueError):
-    """A trace that is not what it claims to be; the message says where and which rule."""
 
 
 @dataclass(slots=True)
@@ -294,7 +286,7 @@ def parse_trace(obj: Any, source: str, *, defer_spans: bool = False) -> Trace:
     (`parse_event_deferring_spans`): what a viewer does to open a large trace quickly.
     """
     if not isinstance(obj, dict):
-        raise TraceFormatError(f"{source}: the top level is {_kind(obj)}, not an object")
+        raise TraceFormatError(f"{source}: the top level is {json_kind(obj)}, not an object")
     if obj.get("format") != FORMAT:
         if "qlog_version" in obj or "file_schema" in obj:
             raise TraceFormatError(
@@ -302,13 +294,13 @@ def parse_trace(obj: Any, source: str, *, defer_spans: bool = False) -> Trace:
             )
         raise TraceFormatError(f"{source}: 'format' is {obj.get('format')!r}, not {FORMAT!r}")
     _check_version(obj, source)
-    _check_keys(obj, TRACE_KEYS, TRACE_KEYS, source)
+    check_keys(obj, TRACE_KEYS, TRACE_KEYS, source)
     title, created, meta = _check_header(obj, source)
     if created is None:
         raise TraceFormatError(f"{source}: 'created' is missing")
     events_json = obj["events"]
     if not isinstance(events_json, list):
-        raise TraceFormatError(f"{source}: 'events' is {_kind(events_json)}, not a list")
+        raise TraceFormatError(f"{source}: 'events' is {json_kind(events_json)}, not a list")
     parse = parse_event_deferring_spans if defer_spans else parse_event
     events = [
         parse(item, f"{source}: event {position}", position)
@@ -322,9 +314,9 @@ def parse_journal(text: str, source: str) -> Trace:
     lines = text.split("\n")
     header = load_json(lines[0], f"{source}: line 1")
     if not isinstance(header, dict):
-        raise TraceFormatError(f"{source}: line 1 is {_kind(header)}, not a journal header")
+        raise TraceFormatError(f"{source}: line 1 is {json_kind(header)}, not a journal header")
     _check_version(header, source)
-    _check_keys(header, JOURNAL_KEYS - {"created"}, JOURNAL_KEYS, f"{source}: line 1")
+    check_keys(header, JOURNAL_KEYS - {"created"}, JOURNAL_KEYS, f"{source}: line 1")
     title, created, meta = _check_header(header, f"{source}: line 1")
     warnings = [
         f"{source}: a journal: the capture was not finished (still running, or it stopped"
@@ -364,186 +356,14 @@ def _check_version(obj: dict[str, Any], source: str) -> None:
 def _check_header(obj: dict[str, Any], source: str) -> tuple[str, str | None, dict[str, Any]]:
     title, meta, created = obj["title"], obj["meta"], obj.get("created")
     if not isinstance(title, str):
-        raise TraceFormatError(f"{source}: 'title' is {_kind(title)}, not a string")
+        raise TraceFormatError(f"{source}: 'title' is {json_kind(title)}, not a string")
     if not isinstance(meta, dict):
-        raise TraceFormatError(f"{source}: 'meta' is {_kind(meta)}, not an object")
+        raise TraceFormatError(f"{source}: 'meta' is {json_kind(meta)}, not an object")
     if created is not None:
         if not isinstance(created, str):
-            raise TraceFormatError(f"{source}: 'created' is {_kind(created)}, not a string")
+            raise TraceFormatError(f"{source}: 'created' is {json_kind(created)}, not a string")
         try:
             datetime.fromisoformat(created)
         except ValueError:
             raise TraceFormatError(f"{source}: 'created' is not an ISO 8601 time") from None
     return title, created, meta
-
-
-def parse_event(obj: Any, where: str, expected_seq: int) -> Event:
-    """Check one stored event (``where`` prefixes every message) and build it."""
-    raw = _check_event_start(obj, where, expected_seq)
-    fields = parse_spans(obj["fields"], len(raw), where)
-    _check_event_end(obj, where)
-    return _event(obj, raw, fields)
-
-
-def parse_event_deferring_spans(obj: Any, where: str, expected_seq: int) -> Event:
-    """`parse_event` except the field spans: the event comes back with ``fields=()``.
-
-    The spans are most of a trace's size, and a viewer needs only the ones of the step it
-    shows; it checks and builds them with `parse_spans(obj["fields"], len(event.raw), where)`
-    when it needs them. Everything else is checked here exactly as `parse_event` does.
-    """
-    raw = _check_event_start(obj, where, expected_seq)
-    _check_event_end(obj, where)
-    return _event(obj, raw, ())
-
-
-def parse_spans(spans: Any, raw_length: int, where: str) -> tuple[FieldSpan, ...]:
-    """Check an event's stored ``fields`` (a list, each span inside ``raw``) and build them."""
-    if type(spans) is not list:
-        raise TraceFormatError(f"{where}: 'fields' is {_kind(spans)}, not a list")
-    built = []
-    for number, span in enumerate(spans):
-        _check_span(span, raw_length, f"{where}: field {number}")
-        built.append(
-            FieldSpan(
-                name=span["name"],
-                offset=span["offset"],
-                length=span["length"],
-                value=span["value"],
-                explain=span["explain"],
-                rfc=span["rfc"],
-                bit_offset=span.get("bit_offset"),
-                bit_length=span.get("bit_length"),
-            )
-        )
-    return tuple(built)
-
-
-def _check_event_start(obj: Any, where: str, expected_seq: int) -> bytes:
-    """The checks of an event up to its raw bytes (returned) and the type of ``fields``.
-
-    The type tests are written ``type(x) is int``: JSON gives exactly int, float, str, list
-    and dict, and this runs for every event of a trace, so it avoids isinstance's generality.
-    """
-    if type(obj) is not dict:
-        raise TraceFormatError(f"{where}: is {_kind(obj)}, not an object")
-    if obj.keys() != EVENT_KEYS:
-        _check_keys(obj, EVENT_KEYS, EVENT_KEYS, where)
-    seq = obj["seq"]
-    if type(seq) is not int:
-        raise TraceFormatError(f"{where}: 'seq' is {_kind(seq)}, not an integer")
-    if seq != expected_seq:
-        raise TraceFormatError(
-            f"{where}: 'seq' is {seq}, expected {expected_seq} (seq counts 0, 1, 2, ... in order)"
-        )
-    time = obj["time"]
-    if not (type(time) is int or (type(time) is float and math.isfinite(time))):
-        raise TraceFormatError(f"{where}: 'time' is {_kind(time)}, not a finite number")
-    if obj["endpoint"] not in ENDPOINTS:
-        raise TraceFormatError(
-            f"{where}: 'endpoint' is {obj['endpoint']!r}, not one of {ENDPOINTS}"
-        )
-    for key in ("category", "name"):
-        if type(obj[key]) is not str or not obj[key]:
-            raise TraceFormatError(f"{where}: '{key}' is {_kind(obj[key])}, not a name")
-    stream_id = obj["stream_id"]
-    if stream_id is not None and not (type(stream_id) is int and stream_id >= 0):
-        raise TraceFormatError(f"{where}: 'stream_id' is {stream_id!r}, not a stream ID or null")
-    if type(obj["data"]) is not dict:
-        raise TraceFormatError(f"{where}: 'data' is {_kind(obj['data'])}, not an object")
-    raw = obj["raw"]
-    if type(raw) is not str or (raw and not _HEX.fullmatch(raw)):
-        raise TraceFormatError(f"{where}: 'raw' is not hex")
-    if type(obj["fields"]) is not list:
-        raise TraceFormatError(f"{where}: 'fields' is {_kind(obj['fields'])}, not a list")
-    return bytes.fromhex(raw)
-
-
-def _check_event_end(obj: dict[str, Any], where: str) -> None:
-    rfc = obj["rfc"]
-    if type(rfc) is not list or not all(type(section) is str for section in rfc):
-        raise TraceFormatError(f"{where}: 'rfc' is not a list of sections")
-    if type(obj["summary"]) is not str:
-        raise TraceFormatError(f"{where}: 'summary' is {_kind(obj['summary'])}, not a string")
-
-
-def _event(obj: dict[str, Any], raw: bytes, fields: tuple[FieldSpan, ...]) -> Event:
-    """The `Event` of a checked object (what ``Event.from_json`` builds, without re-reading)."""
-    return Event(
-        seq=obj["seq"],
-        time=obj["time"],
-        endpoint=obj["endpoint"],
-        category=obj["category"],
-        name=obj["name"],
-        stream_id=obj["stream_id"],
-        data=obj["data"],
-        raw=raw,
-        fields=fields,
-        rfc=tuple(obj["rfc"]),
-        summary=obj["summary"],
-    )
-
-
-def _check_span(span: Any, raw_length: int, where: str) -> None:
-    if type(span) is not dict:
-        raise TraceFormatError(f"{where}: is {_kind(span)}, not an object")
-    keys = span.keys()
-    if keys != SPAN_KEYS and keys != SPAN_KEYS_WITH_BITS:
-        _check_keys(span, SPAN_KEYS, SPAN_KEYS_WITH_BITS, where)
-    name, offset, length = span["name"], span["offset"], span["length"]
-    if type(name) is not str:
-        raise TraceFormatError(f"{where}: 'name' is {_kind(name)}, not a string")
-    if not (type(offset) is int and offset >= 0 and type(length) is int and length >= 1):
-        where = f"{where} ({name!r})"
-        raise TraceFormatError(f"{where}: offset and length must be integers, length >= 1")
-    if offset + length > raw_length:
-        where = f"{where} ({name!r})"
-        raise TraceFormatError(
-            f"{where}: bytes {offset}..{offset + length - 1} lie outside raw ({raw_length} bytes)"
-        )
-    if type(span["explain"]) is not str or type(span["rfc"]) is not str:
-        where = f"{where} ({name!r})"
-        for key in ("explain", "rfc"):
-            if not isinstance(span[key], str):
-                raise TraceFormatError(f"{where}: '{key}' is {_kind(span[key])}, not a string")
-    if "bit_offset" in span or "bit_length" in span:
-        where = f"{where} ({name!r})"
-        if "bit_offset" not in span or "bit_length" not in span:
-            raise TraceFormatError(f"{where}: 'bit_offset' and 'bit_length' come together")
-        bit_offset, bit_length = span["bit_offset"], span["bit_length"]
-        if not (type(bit_offset) is int and type(bit_length) is int) or not (
-            0 <= bit_offset <= 7 and 1 <= bit_length <= 8 - bit_offset
-        ):
-            raise TraceFormatError(f"{where}: bits {bit_offset}+{bit_length} are not inside a byte")
-
-
-def _check_keys(
-    obj: dict[str, Any], required: frozenset[str], allowed: frozenset[str], where: str
-) -> None:
-    missing = sorted(required - obj.keys())
-    if missing:
-        raise TraceFormatError(f"{where}: {', '.join(repr(key) for key in missing)} missing")
-    unknown = sorted(obj.keys() - allowed)
-    if unknown:
-        raise TraceFormatError(f"{where}: unknown {', '.join(repr(key) for key in unknown)}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    """How a JSON value is described in an error message."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__

@@ -26,7 +26,8 @@ from aioquic.quic.events import ConnectionTerminated
 from h3learn.events import Event, EventLog
 from h3learn.h3.errors import code_name
 from h3learn.h3.settings import Settings
-from h3learn.trace.store import LiveTrace, TraceFormatError
+from h3learn.trace.store import LiveTrace
+from h3learn.trace.stored_events import TraceFormatError
 from h3learn.transport.quic import close_reason
 
 Header = tuple[bytes, bytes]

@@ -22,7 +22,8 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from h3learn.trace.qlog import to_qlog, to_qlog_03
-from h3learn.trace.store import Trace, TraceFormatError, trace_document
+from h3learn.trace.store import Trace, trace_document
+from h3learn.trace.stored_events import TraceFormatError
 from h3learn.web.library import Entry, TraceLibrary, UnknownTrace, UnreadableTrace
 from h3learn.web.present import step_event
 from h3learn.web.rfc_reader import annotate

@@ -41,13 +41,12 @@ from h3learn.trace.store import (
     DEFAULT_MAX_BYTES,
     FORMAT,
     Trace,
-    TraceFormatError,
     now_iso,
-    parse_spans,
     parse_trace,
     read_text_limited,
     write_trace,
 )
+from h3learn.trace.stored_events import TraceFormatError, parse_spans
 from h3learn.web.present import search_text, stream_type_of, stream_types, summary_of
 
 TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -32,7 +32,7 @@ from flask import (
 )
 from werkzeug.wrappers import Response as BaseResponse
 
-from h3learn.trace.store import TraceFormatError
+from h3learn.trace.stored_events import TraceFormatError
 from h3learn.web.handout import MAX_STEPS, handout, step_range
 from h3learn.web.library import Entry, TraceLibrary, UnknownTrace, UnreadableTrace
 

@@ -19,7 +19,8 @@ from h3learn.trace.load import load_trace
 from h3learn.trace.qlog import to_qlog
 from h3learn.trace.qlog_draft_import import RECORD_SEPARATOR, from_qlog_draft
 from h3learn.trace.replay import Replay
-from h3learn.trace.store import Trace, TraceFormatError, read_trace, write_trace
+from h3learn.trace.store import Trace, read_trace, write_trace
+from h3learn.trace.stored_events import TraceFormatError
 from h3learn.transport.quic_flow_control import SendLimits, record_raised_limits
 
 

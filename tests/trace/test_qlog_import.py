@@ -18,7 +18,8 @@ from h3learn.events import Event
 from h3learn.trace.qlog import to_qlog_03
 from h3learn.trace.qlog_import import from_aioquic_qlog
 from h3learn.trace.replay import Replay
-from h3learn.trace.store import Trace, TraceFormatError, read_trace, write_trace
+from h3learn.trace.store import Trace, read_trace, write_trace
+from h3learn.trace.stored_events import TraceFormatError
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from trace_helpers import events_strategy, walkthrough_log
 
 from h3learn.events import Event, EventLog
-from h3learn.trace.store import LiveTrace, TraceFormatError, read_trace, write_trace
+from h3learn.trace.store import LiveTrace, read_trace, write_trace
+from h3learn.trace.stored_events import TraceFormatError
 
 #: The suite's Hypothesis profile (tests/conftest.py) suppresses the clock-based health check;
 #: a test that lists its own suppressions replaces that list, so it names it again.

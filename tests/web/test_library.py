@@ -18,7 +18,8 @@ from web_helpers import make_app
 
 from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.replay import Replay
-from h3learn.trace.store import TraceFormatError, read_trace, trace_document, write_trace
+from h3learn.trace.store import read_trace, trace_document, write_trace
+from h3learn.trace.stored_events import TraceFormatError
 from h3learn.web.library import TraceLibrary
 
 
