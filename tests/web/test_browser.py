@@ -501,6 +501,25 @@ def test_a_deep_link_past_a_question_shows_the_question_first(page: object, base
     assert "blocks stream 4" in page.text_content("#checkpoint-result")  # type: ignore[attr-defined]
 
 
+def test_a_link_to_the_very_step_a_question_stands_before_says_why_it_stops(
+    page: object, base_url: str
+) -> None:
+    """The RFC reader links a section to step 21 of lesson 2, which the first question
+    stands before: the learner lands on step 20 and is told why; one stepping on from
+    step 20 with → meets the question as usual, without being told they asked for it."""
+    page.goto(base_url + "/lesson/02-a-first-get/step/21")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
+    assert page.text_content("#checkpoint h3") == "Predict before step 21"  # type: ignore[attr-defined]
+    wait_for_step(page, 20)
+    detour = page.text_content("#checkpoint-detour")  # type: ignore[attr-defined]
+    assert detour.startswith("You asked for step 21: this question stands before it.")
+    page.goto(base_url + "/lesson/02-a-first-get/step/20")  # type: ignore[attr-defined]
+    wait_for_step(page, 20)
+    page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
+    assert page.locator("#checkpoint-detour").count() == 0  # type: ignore[attr-defined]
+
+
 def test_the_rfc_reader_links_to_the_steps_that_demonstrate_a_section(
     page: object, base_url: str
 ) -> None:

@@ -101,7 +101,10 @@ root.addEventListener("h3learn:beforestep", (event) => {
   const stop = unansweredBefore(event.detail.step);
   if (!stop) return;
   event.preventDefault();
-  if (event.detail.step > stop.step) detour = event.detail.step;
+  // Asked for a step past the question, or for the question's own step other than by
+  // stepping on to it (a deep link, the RFC reader, a jump): say why the page stops here.
+  const { step, current } = event.detail;
+  if (step > stop.step || (step === stop.step && current !== stop.step - 1)) detour = step;
   else if (detour !== null && detour < stop.step) detour = null;
   ask(stop);
   go(stop.step - 1);
