@@ -198,6 +198,23 @@ def test_settings_decided_are_not_called_sent_before_the_frame_leaves(
     assert "not yet" in received.text_content()
 
 
+def test_a_keyboard_user_can_skip_the_sequence_rows(page: object, base_url: str) -> None:
+    """Every row of the sequence is a Tab stop; one link before them leads past them all."""
+    open_step(page, base_url, "dynamic-table", 30)
+    page.focus("#stream-filter")  # type: ignore[attr-defined]
+    page.keyboard.press("Tab")  # type: ignore[attr-defined]
+    assert page.evaluate("document.activeElement.id") == "skip-sequence"  # type: ignore[attr-defined]
+    assert page.locator("#skip-sequence").is_visible()  # type: ignore[attr-defined]
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    page.keyboard.press("Tab")  # type: ignore[attr-defined]
+    focused = page.evaluate(  # type: ignore[attr-defined]
+        "() => ({inDetails: document.getElementById('details').contains(document.activeElement),"
+        " inDiagram: document.getElementById('diagram').contains(document.activeElement)})"
+    )
+    assert focused == {"inDetails": True, "inDiagram": False}
+    assert page.evaluate("document.getElementById('step-number').textContent") == "30"  # type: ignore[attr-defined]
+
+
 def test_a_long_frame_is_folded_until_the_learner_asks_for_every_byte(
     page: object, base_url: str, data_dir: Path
 ) -> None:
