@@ -308,7 +308,8 @@ ACTIONS: dict[str, ActionSpec] = {
                 "flag",
                 False,
                 doc="send the fields exactly as written, even when that makes the request"
-                " malformed (RFC 9114 §4.1.2): teaching errors",
+                " malformed (RFC 9114 §4.1.2), and content its content-length does not"
+                " match: teaching errors",
             ),
         },
     ),

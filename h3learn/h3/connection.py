@@ -212,7 +212,7 @@ class H3Connection:
 
     def end_stream(self, stream_id: int) -> None:
         """Close the sending side of a request or push stream cleanly."""
-        request_streams.end_sending(self, request_streams.sending_stream(self, stream_id))
+        request_streams.end_stream(self, stream_id)
 
     # -- server push (push.py) -------------------------------------------------------------
 

@@ -37,6 +37,7 @@ Readings this module chose where the RFCs leave room (each is marked where it is
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -586,6 +587,14 @@ class ContentLengthTracker:
                 f"{self.received} bytes of DATA, more than content-length {self.content_length}",
                 "9114#4.1.2",
             )
+
+    def check_sending(self, length: int, *, ending: bool) -> None:
+        """A sender's check before it sends: would ``length`` more bytes of DATA (and then,
+        ``ending``, the end of the stream) keep the message well-formed? Counts nothing."""
+        probe = copy.copy(self)
+        probe.add(length)
+        if ending:
+            probe.finish()
 
     def finish(self) -> None:
         """The stream ended: the DATA must have been exactly content-length bytes."""

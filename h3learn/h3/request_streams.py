@@ -42,6 +42,7 @@ from h3learn.h3.messages import (
 from h3learn.h3.stream_state import RequestStream
 from h3learn.h3.stream_types import CLIENT_BIDI, STREAM_ID_STEP, StreamKind
 from h3learn.qpack.decoder import DecodedFieldSection
+from h3learn.qpack.errors import cite
 
 if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
@@ -53,7 +54,9 @@ def send_request(conn: H3Connection, headers: Sequence[Header], end_stream: bool
     head = validate_request(
         headers, enable_connect_protocol=conn.peer_settings.enable_connect_protocol
     )
-    return open_request(conn, headers, head.method, end_stream)
+    content = ContentLengthTracker.for_request(head)
+    check_content(conn._next_request_stream_id, content, more=0, ending=end_stream)
+    return open_request(conn, headers, head.method, end_stream, content)
 
 
 def check_can_request(conn: H3Connection) -> None:
@@ -65,12 +68,17 @@ def check_can_request(conn: H3Connection) -> None:
 
 
 def open_request(
-    conn: H3Connection, headers: Sequence[Header], method: bytes, end_stream: bool
+    conn: H3Connection,
+    headers: Sequence[Header],
+    method: bytes,
+    end_stream: bool,
+    content: ContentLengthTracker | None = None,
 ) -> int:
     stream_id = conn._next_request_stream_id
     conn._next_request_stream_id += STREAM_ID_STEP
     stream = new_request_stream(conn, stream_id)
     stream.request_method = method
+    stream.content_sent = content
     conn.trace.record(
         "stream_type_set",
         stream_id,
@@ -93,14 +101,22 @@ def send_headers(
     stream = sending_stream(conn, stream_id)
     if stream.headers_sent and stream.request_method == CONNECT:
         raise H3UsageError(f"stream {stream_id} is a CONNECT tunnel: DATA only (RFC 9114 §4.4)")
+    check_not_after_trailers(stream)
+    content = stream.content_sent
     if stream.headers_sent:
         validate_trailers(headers)
     elif not conn.is_client:
-        validate_response(headers)
+        head = validate_response(headers)
+        if not is_interim(headers):
+            method = stream.request_method or b"GET"
+            content = ContentLengthTracker.for_response(head, request_method=method)
+    check_content(stream_id, content, more=0, ending=end_stream)
     send_field_section(conn, stream_id, headers)
-    final = conn.is_client or stream.headers_sent or not is_interim(headers)
-    if final:
+    if stream.headers_sent:
+        stream.trailers_sent = True
+    elif conn.is_client or not is_interim(headers):
         stream.headers_sent = True
+        stream.content_sent = content
     if end_stream:
         end_sending(conn, stream)
 
@@ -111,10 +127,39 @@ def send_data(conn: H3Connection, stream_id: int, data: bytes, end_stream: bool 
     stream = sending_stream(conn, stream_id)
     if not stream.headers_sent:
         raise H3UsageError(f"stream {stream_id}: DATA before HEADERS breaks RFC 9114 §4.1")
+    if data or not end_stream:
+        check_not_after_trailers(stream)
+    check_content(stream_id, stream.content_sent, more=len(data), ending=end_stream)
     if data:
         conn._send_frame(stream_id, DataFrame(data))
+        if stream.content_sent is not None:
+            stream.content_sent.add(len(data))
     if end_stream:
         end_sending(conn, stream)
+
+
+def check_content(
+    stream_id: int, content: ContentLengthTracker | None, *, more: int, ending: bool
+) -> None:
+    """Refuse to send what would make this endpoint's own message malformed (RFC 9114
+    §4.1.2): DATA past the content-length it announced, or an end short of it."""
+    if content is None:
+        return
+    try:
+        content.check_sending(more, ending=ending)
+    except MalformedMessage as error:
+        raise H3UsageError(
+            f"stream {stream_id}: that would make the message malformed, {error.rule}"
+            f" ({cite(error.rfc)}); the peer would reset the stream with H3_MESSAGE_ERROR"
+        ) from None
+
+
+def end_stream(conn: H3Connection, stream_id: int) -> None:
+    """The end of the stream, with no frame: short of an announced content-length it
+    would leave the message malformed (RFC 9114 §4.1.2)."""
+    stream = sending_stream(conn, stream_id)
+    check_content(stream_id, stream.content_sent, more=0, ending=True)
+    end_sending(conn, stream)
 
 
 def end_sending(conn: H3Connection, stream: RequestStream) -> None:
@@ -130,6 +175,16 @@ def sending_stream(conn: H3Connection, stream_id: int) -> RequestStream:
     if stream.end_sent:
         raise H3UsageError(f"stream {stream_id} is already closed for sending")
     return stream
+
+
+def check_not_after_trailers(stream: RequestStream) -> None:
+    """RFC 9114 §4.1: after the trailer section only the end of the stream may follow; a
+    HEADERS or DATA frame there is a connection error for the peer (H3_FRAME_UNEXPECTED)."""
+    if stream.trailers_sent:
+        raise H3UsageError(
+            f"stream {stream.stream_id}: the trailer section was sent, so only the end of the"
+            " stream may follow (RFC 9114 §4.1)"
+        )
 
 
 def send_field_section(conn: H3Connection, stream_id: int, headers: Sequence[Header]) -> None:

@@ -36,7 +36,11 @@ class RequestStream:
     content: ContentLengthTracker | None = None
     #: What this endpoint has sent on the stream.
     headers_sent: bool = False
+    trailers_sent: bool = False
     end_sent: bool = False
+    #: The content-length this endpoint's own message announced, against its DATA so far
+    #: (RFC 9114 §4.1.2 holds a sender to it too); None when nothing is checked.
+    content_sent: ContentLengthTracker | None = None
     #: Set after a stream error or reset: everything still arriving is ignored.
     abandoned: bool = False
     request_method: bytes | None = None

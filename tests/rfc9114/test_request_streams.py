@@ -471,6 +471,65 @@ def test_a_request_reset_before_its_header_section_is_answered_with_h3_request_i
     )
 
 
+# -- what this endpoint may send: the same rules, checked before a byte leaves --------------
+
+
+def test_nothing_but_the_end_of_the_stream_may_follow_sent_trailers() -> None:
+    """RFC 9114 §4.1: a HEADERS or DATA frame after the trailer section would be
+    H3_FRAME_UNEXPECTED for the peer, a connection error: the send is refused instead."""
+    memory = pair()
+    stream_id = memory.client.send_request(POST)
+    memory.client.send_data(stream_id, b"hello")
+    memory.client.send_headers(stream_id, TRAILERS)
+    with pytest.raises(H3UsageError, match=r"trailer section was sent.*RFC 9114 §4\.1"):
+        memory.client.send_headers(stream_id, TRAILERS)
+    with pytest.raises(H3UsageError, match="trailer section was sent"):
+        memory.client.send_data(stream_id, b"more")
+    memory.client.send_data(stream_id, b"", end_stream=True)  # the end alone is allowed
+    memory.pump()
+    assert memory.received["server"][-1] == StreamEnded(stream_id=stream_id)
+    assert not memory.server.closed and not memory.client.closed
+
+
+@pytest.mark.parametrize(
+    ("announced", "sent", "how"),
+    [
+        (b"5", [b"hello", b"!"], "more"),  # DATA past the content-length
+        (b"5", [b"hel"], "short"),  # the end of the stream short of it
+        (b"5", [], "headers only"),  # HEADERS with end_stream and no DATA
+    ],
+)
+def test_a_sender_is_held_to_the_content_length_it_announced(
+    announced: bytes, sent: list[bytes], how: str
+) -> None:
+    """RFC 9114 §4.1.2: DATA that does not add up to the content-length makes the message
+    malformed; the peer would reset the stream with H3_MESSAGE_ERROR. Refused before sending."""
+    memory = pair()
+    headers = [*POST, (b"content-length", announced)]
+    if how == "headers only":
+        with pytest.raises(H3UsageError, match=r"content-length is 5 \(RFC 9114 §4\.1\.2\)"):
+            memory.client.send_request(headers, end_stream=True)
+        return
+    stream_id = memory.client.send_request(headers)
+    with pytest.raises(H3UsageError, match=r"malformed.*content-length"):
+        for chunk in sent[:-1]:
+            memory.client.send_data(stream_id, chunk)
+        memory.client.send_data(stream_id, sent[-1], end_stream=True)
+    memory.pump()
+    assert not any(e.name == "stream_error" for e in memory.log.events)
+
+
+def test_a_response_to_head_announces_a_length_it_does_not_send() -> None:
+    """RFC 9110 §9.3.2 (RFC 9114 §4.1.2): the sender's check knows the exceptions too."""
+    memory = pair()
+    stream_id = memory.client.send_request([(b":method", b"HEAD"), *REQUEST[1:]], end_stream=True)
+    memory.pump()
+    memory.server.send_headers(stream_id, [*RESPONSE, (b"content-length", b"40")], end_stream=True)
+    memory.pump()
+    assert memory.received["client"][-1] == StreamEnded(stream_id=stream_id)
+    assert not any(e.name == "stream_error" for e in memory.log.events)
+
+
 def test_a_reset_from_the_peer_ends_both_halves_of_the_exchange() -> None:
     """RFC 9114 §4.1.1: this side's half is reset too, and nothing more is read or sent."""
     lone = Lone.server()
