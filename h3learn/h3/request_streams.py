@@ -296,12 +296,18 @@ def process_waiting(conn: H3Connection, stream: RequestStream) -> None:
         and not stream.abandoned
     ):
         if stream.exchange.state is not MessageState.COMPLETE:
-            transition(conn, stream, MessageInput.END_OF_STREAM)
-            if stream.content is not None:
-                check_message(conn, stream, stream.content.finish)
+            end_of_message(conn, stream)
             if not stream.end_reported:
                 conn._events.append(StreamEnded(stream_id=stream.stream_id, push_id=stream.push_id))
         forget_if_done(conn, stream)
+
+
+def end_of_message(conn: H3Connection, stream: RequestStream) -> None:
+    """The stream ended: the message must be whole (RFC 9114 §4.1: a final response, say)
+    and its DATA must add up to its content-length (§4.1.2), or it is malformed."""
+    transition(conn, stream, MessageInput.END_OF_STREAM)
+    if stream.content is not None:
+        check_message(conn, stream, stream.content.finish)
 
 
 def handle_request_frame(conn: H3Connection, stream: RequestStream, parsed: ParsedFrame) -> None:
@@ -339,9 +345,15 @@ def handle_request_frame(conn: H3Connection, stream: RequestStream, parsed: Pars
 
 
 def ends_with(conn: H3Connection, stream: RequestStream) -> bool:
-    """Is the frame being delivered the stream's last? (Noted in ``end_reported``.)"""
+    """Is the frame being delivered the stream's last? (Noted in ``end_reported``.)
+
+    If so, the end of the message is checked first: a message found malformed at its end
+    is reset, never reported to the application as complete (RFC 9114 §4.1.2).
+    """
     ended = stream.end_received and not stream.waiting
-    stream.end_reported = stream.end_reported or ended
+    if ended and not stream.end_reported:
+        end_of_message(conn, stream)
+        stream.end_reported = True
     return ended
 
 

@@ -530,6 +530,39 @@ def test_a_response_to_head_announces_a_length_it_does_not_send() -> None:
     assert not any(e.name == "stream_error" for e in memory.log.events)
 
 
+def ended(events: list[object]) -> list[object]:
+    """The events that told the application a message was complete."""
+    return [e for e in events if getattr(e, "stream_ended", False) or isinstance(e, StreamEnded)]
+
+
+@pytest.mark.parametrize("bytewise", [False, True])
+def test_a_message_malformed_at_its_end_is_never_reported_complete(bytewise: bool) -> None:
+    """RFC 9114 §4.1.2: content-length 5 and 2 bytes of DATA, then the end of the stream.
+    The application hears of the headers and the data, then the reset; never of an end."""
+    lone = Lone.server()
+    message = lone.headers(0, [*POST, (b"content-length", b"5")]) + frame_bytes(DataFrame(b"hi"))
+    feed = lone.feed_bytewise if bytewise else lone.feed
+    events = feed(0, message, end_stream=True)
+    assert ended(events) == []
+    assert isinstance(events[-1], StreamReset)
+    assert events[-1].error_code == ErrorCode.H3_MESSAGE_ERROR
+    # The whole stream was read, so no STOP_SENDING; the server's half is reset.
+    assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, "9114#4.1.2", stop=False)
+
+
+def test_an_interim_response_alone_is_not_a_complete_response() -> None:
+    """RFC 9114 §4.1: a 1xx is not the final response; the stream ending after it leaves
+    the response malformed, and the client is not told a response ended."""
+    lone = Lone.client()
+    stream_id = lone.request()
+    events = lone.feed(stream_id, lone.headers(stream_id, INTERIM), end_stream=True)
+    # A malformed response is not forwarded, its interim part neither (§4.1.2).
+    assert ended(events) == []
+    assert [type(e) for e in events] == [StreamReset]
+    assert events[0].error_code == ErrorCode.H3_MESSAGE_ERROR  # type: ignore[attr-defined]
+    assert not lone.conn.closed
+
+
 def test_a_reset_from_the_peer_ends_both_halves_of_the_exchange() -> None:
     """RFC 9114 §4.1.1: this side's half is reset too, and nothing more is read or sent."""
     lone = Lone.server()
