@@ -27,7 +27,7 @@ from h3learn.h3.errors import H3ConnectionError, H3Error, H3StreamError, code_na
 from h3learn.h3.http_events import StreamReset
 from h3learn.h3.stream_state import RequestStream
 from h3learn.h3.stream_types import is_bidirectional
-from h3learn.qpack.errors import QpackError
+from h3learn.qpack.errors import DecompressionFailed, QpackError
 
 if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
@@ -42,6 +42,13 @@ def guard(conn: H3Connection) -> Iterator[None]:
         stream_error(conn, error)
     except H3ConnectionError as error:
         connection_error(conn, error)
+    except DecompressionFailed as error:
+        if error.beyond_limit and error.stream_id is not None:
+            # RFC 9204 §7.4: a field section past this endpoint's limits costs its stream.
+            code, rule, rfc, stream_id = error.code, error.rule, error.rfc, error.stream_id
+            stream_error(conn, H3StreamError(code, rule, rfc, stream_id=stream_id))
+        else:
+            connection_error(conn, H3ConnectionError.from_qpack(error))
     except QpackError as error:
         connection_error(conn, H3ConnectionError.from_qpack(error))
 

@@ -238,7 +238,9 @@ class Decoder:
                 "field section ends inside its prefix", "9204#4.5.1"
             ) from None
         except MalformedInput as error:
-            raise DecompressionFailed(error.rule, error.rfc) from None
+            raise DecompressionFailed(
+                error.rule, error.rfc, stream_id=stream_id, beyond_limit=error.beyond_limit
+            ) from None
         required_insert_count = decode_required_insert_count(
             prefix.encoded_insert_count, self.max_table_capacity, self.table.insert_count
         )
@@ -342,7 +344,9 @@ class Decoder:
                 "field section ends inside a field line", "9204#4.5"
             ) from None
         except MalformedInput as error:
-            raise DecompressionFailed(error.rule, error.rfc) from None
+            raise DecompressionFailed(
+                error.rule, error.rfc, stream_id=stream_id, beyond_limit=error.beyond_limit
+            ) from None
         if required_insert_count and largest_reference != required_insert_count - 1:
             raise DecompressionFailed(
                 f"Required Insert Count is {required_insert_count} but the largest dynamic"

@@ -1,7 +1,9 @@
 """RFC 9204 §6: QPACK's three error codes, as exceptions that say which rule broke.
 
 QPACK errors are connection errors of HTTP/3 (RFC 9114 §8): the endpoint that detects one
-closes the whole connection with the code. Each exception carries
+closes the whole connection with the code. One exception: a field section that exceeds the
+decoder's implementation limits (not a broken rule) costs only its stream (RFC 9204 §7.4,
+`DecompressionFailed.beyond_limit`). Each exception carries
 
 - ``code``: the value registered in the HTTP/3 error code registry (RFC 9204 §8.3);
 - ``rule``: what went wrong, in words a learner can follow;
@@ -40,9 +42,21 @@ class QpackError(Exception):
 
 
 class DecompressionFailed(QpackError):
-    """The decoder cannot interpret an encoded field section (QPACK_DECOMPRESSION_FAILED)."""
+    """The decoder cannot interpret an encoded field section (QPACK_DECOMPRESSION_FAILED).
+
+    ``beyond_limit``: the section broke no rule but exceeded this implementation's limits
+    (an integer past 2^62-1, say); RFC 9204 §7.4 makes that a *stream* error of this type
+    on the ``stream_id`` that carried the section, not a connection error.
+    """
 
     code = QpackErrorCode.QPACK_DECOMPRESSION_FAILED
+
+    def __init__(
+        self, rule: str, rfc: str, *, stream_id: int | None = None, beyond_limit: bool = False
+    ) -> None:
+        super().__init__(rule, rfc)
+        self.stream_id = stream_id
+        self.beyond_limit = beyond_limit
 
 
 class EncoderStreamError(QpackError):

@@ -15,9 +15,12 @@ class MalformedInput(Exception):
     """The bytes break an encoding rule of the wire primitives.
 
     ``rule`` says which rule in plain words; ``rfc`` names the section, e.g. "7541#5.2".
+    ``beyond_limit``: the bytes break no rule but exceed what h3learn accepts (one of the
+    implementation limits of RFC 9204 §7.4), which the caller may treat more mildly.
     """
 
-    def __init__(self, rule: str, rfc: str) -> None:
+    def __init__(self, rule: str, rfc: str, *, beyond_limit: bool = False) -> None:
         super().__init__(f"{rule} (RFC {rfc.replace('#', ' §')})")
         self.rule = rule
         self.rfc = rfc
+        self.beyond_limit = beyond_limit

@@ -94,7 +94,9 @@ def parse_prefixed_int(
         value += (byte & CONTINUATION_VALUE_MASK) << shift
         if value > PREFIXED_INT_MAX:
             raise MalformedInput(
-                "prefixed integer exceeds 2^62-1, the largest value h3learn accepts", "9204#4.1.1"
+                "prefixed integer exceeds 2^62-1, the largest value h3learn accepts",
+                "9204#4.1.1",
+                beyond_limit=True,
             )
         if not byte & CONTINUATION_FLAG:
             if byte == 0 and offset - 1 > first_continuation:
@@ -102,6 +104,7 @@ def parse_prefixed_int(
                     "prefixed integer padded with a redundant zero continuation byte"
                     " (an h3learn limit)",
                     "9204#7.4",
+                    beyond_limit=True,
                 )
             return value, offset
         shift += 7

@@ -207,6 +207,33 @@ def test_a_field_section_that_ends_inside_its_prefix_is_qpack_decompression_fail
     assert_connection_error(lone, QpackErrorCode.QPACK_DECOMPRESSION_FAILED)
 
 
+#: An Indexed Field Line (static) whose index, 2^63 + 62, is past the 2^62 - 1 h3learn
+#: accepts: the 6-bit prefix all ones, then nine 7-bit groups of ones (63 bits).
+HUGE_INDEX = bytes.fromhex("00 00 ff") + b"\xff" * 8 + b"\x7f"
+
+
+def test_a_field_section_past_the_decoders_limits_costs_only_its_stream() -> None:
+    """RFC 9204 §7.4: a value larger than the implementation can decode is a stream error
+    of type QPACK_DECOMPRESSION_FAILED on a request stream (not a connection error)."""
+    lone = Lone.server()
+    events = lone.feed(0, frame_bytes(HeadersFrame(HUGE_INDEX)), end_stream=True)
+    failed = QpackErrorCode.QPACK_DECOMPRESSION_FAILED
+    assert events == [StreamReset(stream_id=0, error_code=failed)]
+    error = assert_stream_error(lone, 0, failed, "9204#4.1.1", stop=False)
+    assert "2^62-1" in error.data["rule"]
+    # The connection carries on: the next request is answered as usual.
+    assert lone.feed(4, lone.headers(4, REQUEST), end_stream=True)[0] == HeadersReceived(
+        stream_id=4, headers=REQUEST, stream_ended=True
+    )
+
+
+def test_the_same_value_on_the_encoder_stream_closes_the_connection() -> None:
+    """RFC 9204 §7.4: on the encoder stream it is a connection error of that stream's type."""
+    lone = Lone.server(Settings(qpack_max_table_capacity=4096))
+    lone.feed(lone.peer_encoder_stream, bytes.fromhex("3f") + b"\xff" * 8 + b"\x7f")
+    assert_connection_error(lone, QpackErrorCode.QPACK_ENCODER_STREAM_ERROR, "9204#4.1.1")
+
+
 def test_a_bad_encoder_instruction_is_qpack_encoder_stream_error() -> None:
     """RFC 9204 §4.3.1: a capacity above the decoder's maximum (here 0)."""
     lone = Lone.server()
