@@ -201,6 +201,22 @@ class ResponseHead:
 # -- rules for every field line -----------------------------------------------------------
 
 
+def check_header_types(headers: Sequence[Header]) -> None:
+    """Field names and values are bytes (RFC 9114 §4.2 sends them as octets). A str, from
+    an application that forgot to encode, is a TypeError that says so, raised before any
+    rule is checked (deep in the checks it was a bare "cannot use a bytes pattern")."""
+    for field_line in headers:
+        if not (
+            isinstance(field_line, tuple | list)
+            and len(field_line) == 2
+            and all(isinstance(part, bytes) for part in field_line)
+        ):
+            raise TypeError(
+                f"a field line is a (name, value) pair of bytes, not {field_line!r}:"
+                " encode names and values, e.g. (b'accept', b'text/html')"
+            )
+
+
 def check_field_name(name: bytes) -> None:
     """RFC 9114 §4.2, §4.1.2: a name is a lowercase token; pseudo-header names start with ':'."""
     if LOWERCASE_TOKEN.fullmatch(name):

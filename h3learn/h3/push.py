@@ -29,6 +29,7 @@ from h3learn.h3.messages import (
     Header,
     MalformedMessage,
     UnpushableRequest,
+    check_header_types,
     validate_push_promise_request,
 )
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
@@ -60,6 +61,7 @@ def send_push_promise(conn: H3Connection, stream_id: int, headers: Sequence[Head
     if conn.goaway_received is not None:
         # Whatever its push ID: after a GOAWAY no new push may be promised at all.
         raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
+    check_header_types(headers)
     validate_push_promise_request(headers)
     if request_streams.sending_stream(conn, stream_id).push_id is not None:
         raise H3UsageError(f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)")

@@ -35,6 +35,7 @@ from h3learn.h3.messages import (
     ContentLengthTracker,
     Header,
     MalformedMessage,
+    check_header_types,
     validate_request,
     validate_response,
     validate_trailers,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 def send_request(conn: H3Connection, headers: Sequence[Header], end_stream: bool = False) -> int:
     """Client: open the next request stream and send the header section on it."""
     check_can_request(conn)
+    check_header_types(headers)
     head = validate_request(
         headers, enable_connect_protocol=conn.peer_settings.enable_connect_protocol
     )
@@ -102,6 +104,7 @@ def send_headers(
     if stream.headers_sent and stream.request_method == CONNECT:
         raise H3UsageError(f"stream {stream_id} is a CONNECT tunnel: DATA only (RFC 9114 §4.4)")
     check_not_after_trailers(stream)
+    check_header_types(headers)
     content = stream.content_sent
     if stream.headers_sent:
         validate_trailers(headers)

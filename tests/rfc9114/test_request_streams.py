@@ -530,6 +530,22 @@ def test_a_response_to_head_announces_a_length_it_does_not_send() -> None:
     assert not any(e.name == "stream_error" for e in memory.log.events)
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [[(":method", "GET")], [(b":method", "GET")], [(b":method",)], [b":method: GET"]],
+)
+def test_field_lines_that_are_not_pairs_of_bytes_are_refused_in_words(headers: object) -> None:
+    """RFC 9114 §4.2: names and values are octets; an application that forgot to encode
+    is told so in words, before any rule is checked."""
+    memory = pair()
+    with pytest.raises(TypeError, match=r"\(name, value\) pair of bytes"):
+        memory.client.send_request(headers)  # type: ignore[arg-type]
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    with pytest.raises(TypeError, match="pair of bytes"):
+        memory.server.send_headers(stream_id, [(":status", "200")])  # type: ignore[list-item]
+
+
 def ended(events: list[object]) -> list[object]:
     """The events that told the application a message was complete."""
     return [e for e in events if getattr(e, "stream_ended", False) or isinstance(e, StreamEnded)]
