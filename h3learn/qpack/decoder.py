@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from h3learn.events import NullRecorder, Recorder
+from h3learn.qpack.configuration import check_qpack_settings
 from h3learn.qpack.decoder_instructions import (
     DecoderInstruction,
     InsertCountIncrement,
@@ -111,6 +112,7 @@ class Decoder:
         blocked_streams: int = 0,
         recorder: Recorder | None = None,
     ) -> None:
+        check_qpack_settings(max_table_capacity, blocked_streams)
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
         #: What this endpoint advertised as SETTINGS_QPACK_MAX_TABLE_CAPACITY (§5).
         self.max_table_capacity = max_table_capacity

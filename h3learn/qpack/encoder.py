@@ -76,6 +76,7 @@ from collections.abc import Container, Sequence
 from h3learn.events import NullRecorder, Recorder
 from h3learn.qpack import inserts
 from h3learn.qpack.acknowledgments import Acknowledgments
+from h3learn.qpack.configuration import check_qpack_settings
 from h3learn.qpack.decoder_instructions import (
     DecoderInstruction,
     InsertCountIncrement,
@@ -154,6 +155,7 @@ class Encoder:
 
     def apply_settings(self, max_table_capacity: int, blocked_streams: int) -> None:
         """Take the peer decoder's settings; call once, before encoding with the table."""
+        check_qpack_settings(max_table_capacity, blocked_streams)
         self.max_table_capacity = max_table_capacity
         self.max_blocked_streams = blocked_streams
         self.table.maximum_capacity = max_table_capacity
