@@ -126,7 +126,10 @@ def run_record(args: argparse.Namespace) -> int:
     except SourceError as error:
         raise CommandError(str(error)) from None
     trace = recorded.trace()
-    write_trace(args.output, trace.title, trace.events, trace.meta, created=trace.created)
+    try:
+        write_trace(args.output, trace.title, trace.events, trace.meta, created=trace.created)
+    except OSError as error:
+        raise CommandError(f"cannot write {args.output}: {error.strerror or error}") from None
     print(f"{args.output}: {trace.title}, {len(trace.events)} steps")
     return 0
 
