@@ -16,9 +16,11 @@ than the one given.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import socket
 import ssl
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
@@ -30,6 +32,7 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
+from cryptography import x509
 
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode, code_name
@@ -90,13 +93,62 @@ class Target:
         return self.host, self.port
 
 
+#: RFC 3986 §2.3, §2.2, §3.3: the characters a path segment (pchar) holds as they are:
+#: unreserved, sub-delims, ":" and "@". A path adds "/", a query "/" and "?" (§3.4).
+UNRESERVED = string.ascii_letters + string.digits + "-._~"
+SUB_DELIMS = "!$&'()*+,;="
+PCHAR = frozenset(UNRESERVED + SUB_DELIMS + ":@")
+PATH_AND_QUERY_CHARACTERS = PCHAR | frozenset("/?")
+#: RFC 3986 §2.1: pct-encoded = "%" HEXDIG HEXDIG.
+PERCENT_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def percent_encode(path: str) -> str:
+    """A path and query that RFC 3986 §3.3-§3.4 allows in :path (RFC 9114 §4.3.1).
+
+    What may stand as it is stays (the reserved characters among it, so the URL keeps its
+    meaning), and so does an escape already made (``%2F``); anything else (a space, a
+    non-ASCII letter, a "%" that starts no escape) becomes its UTF-8 bytes as %XX (§2.1).
+    """
+    encoded: list[str] = []
+    position = 0
+    while position < len(path):
+        character = path[position]
+        if PERCENT_ENCODED.match(path, position):
+            encoded.append(path[position : position + 3])
+            position += 3
+            continue
+        if character in PATH_AND_QUERY_CHARACTERS:
+            encoded.append(character)
+        else:
+            encoded.extend(f"%{byte:02X}" for byte in character.encode("utf-8"))
+        position += 1
+    return "".join(encoded)
+
+
+def _port_of(url: str, netloc: str) -> int | None:
+    """The URL's port (RFC 3986 §3.2.3), or None; FetchError if it is not a port number."""
+    host_and_port = netloc.rpartition("@")[2]
+    if host_and_port.startswith("["):  # an IPv6 literal, RFC 3986 §3.2.2
+        host_and_port = host_and_port.partition("]")[2]
+    _, colon, text = host_and_port.partition(":")
+    if not colon or not text:
+        return None
+    if not (text.isascii() and text.isdigit()):
+        raise FetchError(f"bad URL {url!r}: the port {text!r} is not a number")
+    port = int(text)
+    if port > 0xFFFF:
+        raise FetchError(f"bad URL {url!r}: the port {port} is not a UDP port (0-65535)")
+    return port
+
+
 def parse_url(url: str) -> Target:
     """Check an https URL and split it; raises FetchError saying what is wrong."""
     try:
         parts = urlsplit(url)
-        port = parts.port
     except ValueError as error:
         raise FetchError(f"bad URL {url!r}: {error}") from None
+    port = _port_of(url, parts.netloc)
     if parts.scheme != "https":
         raise FetchError(
             f"bad URL {url!r}: HTTP/3 needs an https URL (RFC 9114 §3.1), not {parts.scheme!r}"
@@ -116,6 +168,7 @@ def parse_url(url: str) -> Target:
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
+    path = percent_encode(path)
     return Target(url=url, host=host, port=port, authority=authority, path=path)
 
 
@@ -327,15 +380,32 @@ async def fetch(
         if insecure:
             configuration.verify_mode = ssl.CERT_NONE
         elif cafile is not None:
-            try:
-                configuration.load_verify_locations(cafile)
-            except (OSError, ValueError) as error:
-                raise FetchError(f"cannot read the CA file {cafile}: {error}") from None
+            check_ca_file(cafile)
+            configuration.load_verify_locations(cafile)
         for response in await _fetch_origin(
             host, port, group, method, data, configuration, record, timeout, settings
         ):
             responses[response.url] = response
     return [responses[target.url] for target in targets]
+
+
+def check_ca_file(cafile: str) -> None:
+    """Raise FetchError unless ``cafile`` holds at least one PEM certificate.
+
+    Checked before connecting: TLS reads the file only while verifying the server's
+    certificate, and a file with no certificate then failed deep inside the handshake.
+    """
+    try:
+        data = Path(cafile).read_bytes()
+    except OSError as error:
+        raise FetchError(f"cannot read the CA file {cafile}: {error.strerror or error}") from None
+    try:
+        x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise FetchError(
+            f"the CA file {cafile} holds no certificate (expected PEM blocks"
+            " '-----BEGIN CERTIFICATE-----', e.g. the server's cert.pem)"
+        ) from None
 
 
 async def _fetch_origin(
