@@ -52,7 +52,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.settings import Settings
-from h3learn.transport.certificates import ensure_certificate, spki_pin
+from h3learn.transport.certificates import check_key_pair, ensure_certificate, spki_pin
 from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS, H3Server, serve
 from h3learn.transport.udp_shared import DEFAULT_SETTINGS, quiet_aioquic_log
 
@@ -381,12 +381,29 @@ def server_configuration(args: argparse.Namespace) -> tuple[QuicConfiguration, P
         configuration.load_cert_chain(cert_path, key_path)
     except (OSError, ValueError) as error:
         raise CommandError(f"cannot load {cert_path} / {key_path}: {error}") from None
+    mismatch = check_key_pair(cert_path, key_path)
+    if mismatch is not None:
+        raise CommandError(mismatch)
     return configuration, cert_path
+
+
+def make_record_dir(record_dir: Path) -> None:
+    """Create the folder the traces go into, or say why it cannot be one."""
+    if record_dir.exists() and not record_dir.is_dir():
+        raise CommandError(f"--record-dir {record_dir} is a file, not a folder")
+    try:
+        record_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CommandError(
+            f"cannot make the record folder {record_dir}: {error.strerror or error}"
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
     quiet_aioquic_log()
     configuration, cert_path = server_configuration(args)
+    if args.record_dir is not None:
+        make_record_dir(args.record_dir)
     settings = Settings(
         qpack_max_table_capacity=args.qpack_max_table_capacity,
         qpack_blocked_streams=args.qpack_blocked_streams,
