@@ -34,6 +34,7 @@ from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
 from cryptography import x509
 
+from h3learn.events import Event
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode, code_name
 from h3learn.h3.http_events import (
@@ -47,6 +48,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.settings import Settings
+from h3learn.qpack.errors import cite
 from h3learn.transport.quic import H3_ALPN, H3OverQuic, close_reason
 from h3learn.transport.udp_shared import (
     DEFAULT_SETTINGS,
@@ -295,15 +297,7 @@ class H3ClientProtocol(QuicConnectionProtocol):
         elif isinstance(event, StreamReset):
             del self._pending[event.stream_id]
             pending.future.set_exception(
-                FetchError(
-                    f"{pending.target.url}: the stream was reset with"
-                    f" {code_name(event.error_code)}"
-                    + (
-                        " (the request was not processed; it may be retried)"
-                        if event.retry_safe
-                        else ""
-                    )
-                )
+                FetchError(f"{pending.target.url}: {self._who_reset(event)}")
             )
             return
         if ended:
@@ -323,6 +317,45 @@ class H3ClientProtocol(QuicConnectionProtocol):
                         stream_id=stream_id,  # type: ignore[arg-type]
                     )
                 )
+
+    def _who_reset(self, event: StreamReset) -> str:
+        """Who reset a request stream, and why: the server, or this client after a broken rule.
+
+        The HTTP/3 connection records each stream error (``http3:stream_error``, with the
+        rule and its section) just before it reports the reset, so the latest one for the
+        stream says which side it was: ``sent`` when this client found the response broke
+        a rule (RFC 9114 §8), ``received`` for the server's RESET_STREAM (§4.1.1).
+        """
+        code = code_name(event.error_code)
+        retry = " (the request was not processed; it may be retried)" if event.retry_safe else ""
+        error = self.latest_stream_error(event.stream_id)
+        if error is None:
+            return f"the stream was reset with {code}{retry}"
+        if error.data.get("direction") == "sent":
+            return (
+                f"the response broke a rule, so this client reset the stream with {code}"
+                f" ({cite(str(error.data.get('rfc', '9114#8')))}): {error.data.get('rule')}"
+            )
+        return f"the server reset the stream (RESET_STREAM, RFC 9000 §19.4) with {code}{retry}"
+
+    def latest_stream_error(self, stream_id: int) -> Event | None:
+        """The last ``http3:stream_error`` event recorded for ``stream_id``, if any."""
+        for recorded in reversed(self.recording.log.events):
+            if (
+                recorded.category == "http3"
+                and recorded.name == "stream_error"
+                and recorded.stream_id == stream_id
+            ):
+                return recorded
+        return None
+
+    def unfinished_responses(self) -> list[tuple[Target, int, int]]:
+        """(target, status, bytes of content so far) of responses begun but not ended."""
+        return [
+            (pending.target, pending.status, len(pending.body))
+            for pending in self._pending.values()
+            if pending.status is not None
+        ]
 
 
 def _status_of(headers: Sequence[Header]) -> int:
@@ -492,9 +525,7 @@ async def _fetch_at(
             futures = [protocol.request(target, method, data) for target in targets]
             return list(await asyncio.gather(*futures))
     except TimeoutError:
-        raise FetchError(
-            f"no answer from {peer} within {timeout:g} s (is an HTTP/3 server listening there?)"
-        ) from None
+        raise _timed_out(protocol, peer, timeout) from None
     finally:
         protocol.close_connection()
         try:
@@ -504,3 +535,22 @@ async def _fetch_at(
             pass
         transport.close()
         recording.finish()
+
+
+def _timed_out(protocol: H3ClientProtocol, peer: str, timeout: float) -> FetchError:
+    """Why nothing (or not everything) came back in time, as far as the client can tell."""
+    if not protocol.bridge.handshake_done:
+        return FetchError(
+            f"no answer from {peer} within {timeout:g} s (is an HTTP/3 server listening there?)"
+        )
+    unfinished = protocol.unfinished_responses()
+    if unfinished:
+        target, status, length = unfinished[0]
+        return FetchError(
+            f"{target.url}: the response started (status {status}, {length} bytes of content)"
+            f" but its stream did not end within {timeout:g} s (RFC 9114 §4.1: a response"
+            " ends with its stream)"
+        )
+    return FetchError(
+        f"the connection to {peer} was made, but no response arrived within {timeout:g} s"
+    )
