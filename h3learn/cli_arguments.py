@@ -56,3 +56,9 @@ def udp_port(text: str) -> int:
     if not 0 <= value <= MAX_PORT:
         raise argparse.ArgumentTypeError(f"{text} is not a UDP port (0-65535, RFC 768)")
     return value
+
+
+def help_description(docstring: str | None) -> str | None:
+    """A module docstring as a subcommand's ``--help`` text: its usage lines and paragraphs
+    as written (use with argparse.RawDescriptionHelpFormatter), without the reST quotes."""
+    return docstring.replace("``", "").strip() if docstring else None
