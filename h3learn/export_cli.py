@@ -2,10 +2,15 @@
 
     h3learn export TRACE --format {native,qlog,qlog-0.3} -o OUT
 
-TRACE may be a native trace, the journal of a capture that did not finish, or an aioquic
-qlog file (or a folder of them); which one is worked out from the file itself. ``-o -``
-writes to standard output. Files are written atomically: OUT is either left as it was or
-replaced by the complete export. ``qlog-0.3`` is the form qvis opens.
+TRACE may be any of these; which one is worked out from the file itself:
+
+  - a native h3learn trace (.json), or the journal of a capture that did not finish;
+  - a qlog file: aioquic's qlog 0.3, or the current draft (contained JSON or JSON-SEQ);
+  - a folder: its aioquic qlog 0.3 files (*.qlog, one per connection) merged into one
+    trace, or its one current-draft qlog file (several draft files cannot be merged).
+
+``-o -`` writes to standard output. Files are written atomically: OUT is either left as it
+was or replaced by the complete export. ``qlog-0.3`` is the form qvis opens.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from h3learn.cli_arguments import help_description
 from h3learn.command_error import CommandError
 from h3learn.trace.load import load_trace
 from h3learn.trace.qlog import to_qlog, to_qlog_03
@@ -35,10 +41,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser = subparsers.add_parser(
         "export",
         help="write a trace as an h3learn trace, qlog, or qlog 0.3 (qvis)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=help_description(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "trace", type=Path, help="a native trace, a capture journal, or an aioquic .qlog"
+        "trace",
+        type=Path,
+        help="a native trace, a capture journal, a qlog file (0.3 or current draft),"
+        " or a folder of them (see above)",
     )
     parser.add_argument("--format", choices=sorted(FORMATS), required=True, dest="format")
     parser.add_argument(

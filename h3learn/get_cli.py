@@ -69,12 +69,35 @@ def request_content(data: str | None) -> bytes | None:
     return data.encode()
 
 
+#: RFC 9110 §5.6.2: tchar, the characters of a token (ALPHA, DIGIT and these).
+TOKEN_PUNCTUATION = "!#$%&'*+-.^_`|~"
+#: RFC 9110 §9.3 (and PATCH, RFC 5789): written in capitals.
+STANDARD_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
+
+
+def check_method(method: str) -> None:
+    """A method is a token (RFC 9110 §9.1, §5.6.2); the standard ones are in capitals."""
+    if not method:
+        raise CommandError("bad method '': a method is a token of at least one character")
+    wrong = [c for c in method if not (c.isascii() and (c.isalnum() or c in TOKEN_PUNCTUATION))]
+    if wrong:
+        shown = ", ".join(dict.fromkeys("a space" if c == " " else repr(c) for c in wrong))
+        raise CommandError(
+            f"bad method {method!r}: it contains {shown}; a method is a token"
+            f" (RFC 9110 §9.1, §5.6.2): letters, digits and {TOKEN_PUNCTUATION} only"
+        )
+    if method.upper() != method and method.upper() in STANDARD_METHODS:
+        raise CommandError(
+            f"bad method {method!r}: methods are case-sensitive (RFC 9110 §9.1);"
+            f" the standard one is {method.upper()}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     quiet_aioquic_log()
     data = request_content(args.data)
     method = args.method or ("POST" if data is not None else "GET")
-    if not method.isascii() or not method.isalpha() or not method.isupper():
-        raise CommandError(f"bad method {method!r}: use capital letters, e.g. GET or POST")
+    check_method(method)
     if args.timeout <= 0:
         raise CommandError("--timeout must be positive")
     if args.cafile is not None and not args.cafile.is_file():

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from aioquic.quic.configuration import QuicConfiguration
 
+from h3learn.cli_arguments import positive, positive_seconds, setting_value, udp_port
 from h3learn.command_error import CommandError
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.http_events import (
@@ -51,7 +52,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.settings import Settings
-from h3learn.transport.certificates import ensure_certificate, spki_pin
+from h3learn.transport.certificates import check_key_pair, ensure_certificate, spki_pin
 from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS, H3Server, serve
 from h3learn.transport.udp_shared import DEFAULT_SETTINGS, quiet_aioquic_log
 
@@ -287,7 +288,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    parser.add_argument("--port", type=int, default=4433, help="UDP port (4433; 0: any free)")
+    parser.add_argument("--port", type=udp_port, default=4433, help="UDP port (4433; 0: any free)")
     parser.add_argument("--cert", type=Path, help="certificate chain (PEM); needs --key")
     parser.add_argument("--key", type=Path, help="private key (PEM) of --cert")
     parser.add_argument(
@@ -302,45 +303,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--qpack-max-table-capacity",
-        type=_non_negative,
+        type=setting_value,
         default=DEFAULT_SETTINGS.qpack_max_table_capacity,
         help="SETTINGS_QPACK_MAX_TABLE_CAPACITY the server announces (RFC 9204 §5; default"
         f" {DEFAULT_SETTINGS.qpack_max_table_capacity})",
     )
     parser.add_argument(
         "--qpack-blocked-streams",
-        type=_non_negative,
+        type=setting_value,
         default=DEFAULT_SETTINGS.qpack_blocked_streams,
         help="SETTINGS_QPACK_BLOCKED_STREAMS the server announces (RFC 9204 §5; default"
         f" {DEFAULT_SETTINGS.qpack_blocked_streams})",
     )
     parser.add_argument(
         "--max-connections",
-        type=_positive,
+        type=positive,
         default=DEFAULT_MAX_CONNECTIONS,
         help=f"connections open at once; more are refused (default {DEFAULT_MAX_CONNECTIONS})",
     )
     parser.add_argument(
         "--idle-timeout",
-        type=float,
+        type=positive_seconds,
         default=30.0,
         help="seconds of silence before a connection is dropped (RFC 9000 §10.1; default 30)",
     )
     parser.set_defaults(run=run)
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0 or value >= 1 << 62:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 2^62-1 (RFC 9000 §16)")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
-    return value
 
 
 def default_data_dir() -> Path:
@@ -394,12 +381,29 @@ def server_configuration(args: argparse.Namespace) -> tuple[QuicConfiguration, P
         configuration.load_cert_chain(cert_path, key_path)
     except (OSError, ValueError) as error:
         raise CommandError(f"cannot load {cert_path} / {key_path}: {error}") from None
+    mismatch = check_key_pair(cert_path, key_path)
+    if mismatch is not None:
+        raise CommandError(mismatch)
     return configuration, cert_path
+
+
+def make_record_dir(record_dir: Path) -> None:
+    """Create the folder the traces go into, or say why it cannot be one."""
+    if record_dir.exists() and not record_dir.is_dir():
+        raise CommandError(f"--record-dir {record_dir} is a file, not a folder")
+    try:
+        record_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CommandError(
+            f"cannot make the record folder {record_dir}: {error.strerror or error}"
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
     quiet_aioquic_log()
     configuration, cert_path = server_configuration(args)
+    if args.record_dir is not None:
+        make_record_dir(args.record_dir)
     settings = Settings(
         qpack_max_table_capacity=args.qpack_max_table_capacity,
         qpack_blocked_streams=args.qpack_blocked_streams,

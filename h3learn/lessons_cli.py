@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from h3learn.cli_arguments import help_description
 from h3learn.command_error import CommandError
 from h3learn.curriculum.catalogue import Curriculum, check_folder, default_lessons_dir
 from h3learn.curriculum.coverage import coverage, demonstrations
@@ -34,7 +35,10 @@ from h3learn.trace.store import write_trace
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     lessons = subparsers.add_parser(
-        "lessons", help="check lessons, or record one as a trace", description=__doc__
+        "lessons",
+        help="check lessons, or record one as a trace",
+        description=help_description(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = lessons.add_subparsers(dest="lessons_command", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="check every lesson of a folder")
@@ -55,7 +59,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def add_rfc_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    rfc = subparsers.add_parser("rfc", help="the annotated RFCs: coverage by lessons")
+    rfc = subparsers.add_parser(
+        "rfc",
+        help="the annotated RFCs: coverage by lessons",
+        description=help_description(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     rfc_actions = rfc.add_subparsers(dest="rfc_command", metavar="ACTION", required=True)
     report = rfc_actions.add_parser("coverage", help="sections no lesson demonstrates")
     report.add_argument("--lessons-dir", type=Path, default=None)
@@ -126,7 +135,10 @@ def run_record(args: argparse.Namespace) -> int:
     except SourceError as error:
         raise CommandError(str(error)) from None
     trace = recorded.trace()
-    write_trace(args.output, trace.title, trace.events, trace.meta, created=trace.created)
+    try:
+        write_trace(args.output, trace.title, trace.events, trace.meta, created=trace.created)
+    except OSError as error:
+        raise CommandError(f"cannot write {args.output}: {error.strerror or error}") from None
     print(f"{args.output}: {trace.title}, {len(trace.events)} steps")
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from h3learn.cli_arguments import setting_value
 from h3learn.command_error import CommandError
 from h3learn.qpack.errors import QpackError
 from h3learn.qpack.interop import decode_records, encode_qif, parse_qif, serialize_qif
@@ -50,26 +51,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--table-capacity",
-        type=non_negative,
+        type=setting_value,
         required=True,
         help="SETTINGS_QPACK_MAX_TABLE_CAPACITY of the decoder, in bytes",
     )
     parser.add_argument(
         "--blocked-streams",
-        type=non_negative,
+        type=setting_value,
         required=True,
         help="SETTINGS_QPACK_BLOCKED_STREAMS of the decoder",
     )
-
-
-def non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value < 1 << 62:
-        raise argparse.ArgumentTypeError(f"{value} is outside 0..2^62-1")
-    return value
 
 
 def read_input(path: Path) -> bytes:

@@ -47,6 +47,7 @@ from h3learn.capture.endpoint import (
     LiveEndpoint,
 )
 from h3learn.capture.hub import DEFAULT_MAX_EVENTS
+from h3learn.cli_arguments import positive, positive_seconds, udp_port
 from h3learn.command_error import CommandError
 from h3learn.curriculum.catalogue import default_lessons_dir
 from h3learn.curriculum.source import SourceError
@@ -54,20 +55,6 @@ from h3learn.h3_server import DEFAULT_MAX_BODY_BYTES
 from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS
 from h3learn.web import create_app, default_data_dir
 from h3learn.web.captures import LiveService
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
-    return value
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
-    return value
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -104,19 +91,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     live = parser.add_argument_group("the recording HTTP/3 endpoint (live capture)")
     live.add_argument("--h3-host", default="127.0.0.1", help="UDP address (127.0.0.1)")
-    live.add_argument("--h3-port", type=int, default=4433, help="UDP port (4433; 0: any free)")
+    live.add_argument("--h3-port", type=udp_port, default=4433, help="UDP port (4433; 0: any free)")
     live.add_argument("--no-h3", action="store_true", help="do not run the HTTP/3 endpoint")
     limits = [
-        ("--max-connections", _positive, DEFAULT_MAX_CONNECTIONS, "connections open at once"),
-        ("--idle-timeout", _seconds, DEFAULT_IDLE_TIMEOUT, "seconds before a silent connection"
-         " is dropped (RFC 9000 §10.1)"),
-        ("--max-requests", _positive, DEFAULT_MAX_REQUESTS, "requests per connection, then"
+        ("--max-connections", positive, DEFAULT_MAX_CONNECTIONS, "connections open at once"),
+        ("--idle-timeout", positive_seconds, DEFAULT_IDLE_TIMEOUT, "seconds before a silent"
+         " connection is dropped (RFC 9000 §10.1)"),
+        ("--max-requests", positive, DEFAULT_MAX_REQUESTS, "requests per connection, then"
          " GOAWAY (RFC 9114 §5.2)"),
-        ("--max-body-bytes", _positive, DEFAULT_MAX_BODY_BYTES, "request content accepted;"
+        ("--max-body-bytes", positive, DEFAULT_MAX_BODY_BYTES, "request content accepted;"
          " more is answered with 413"),
-        ("--max-field-section-size", _positive, DEFAULT_MAX_FIELD_SECTION_SIZE,
+        ("--max-field-section-size", positive, DEFAULT_MAX_FIELD_SECTION_SIZE,
          "SETTINGS_MAX_FIELD_SECTION_SIZE announced (RFC 9114 §4.2.2)"),
-        ("--max-events", _positive, DEFAULT_MAX_EVENTS, "events per capture, then the"
+        ("--max-events", positive, DEFAULT_MAX_EVENTS, "events per capture, then the"
          " connection is closed with H3_EXCESSIVE_LOAD"),
     ]  # fmt: skip
     for flag, kind, default, text in limits:

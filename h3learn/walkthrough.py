@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from h3learn.cli_arguments import setting_value
 from h3learn.command_error import CommandError
 from h3learn.events import Event, EventLog, FieldSpan
 from h3learn.qpack.decoder import Decoder
@@ -70,13 +71,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--table-capacity",
-        type=int,
+        type=setting_value,
         default=4096,
         help="the server's SETTINGS_QPACK_MAX_TABLE_CAPACITY (default 4096)",
     )
     parser.add_argument(
         "--blocked-streams",
-        type=int,
+        type=setting_value,
         default=100,
         help="the server's SETTINGS_QPACK_BLOCKED_STREAMS (default 100)",
     )

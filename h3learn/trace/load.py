@@ -4,8 +4,13 @@ The web UI and ``h3learn export`` accept all of them without being told which it
 kinds differ in their first bytes: a journal's first line is a header with
 ``"format": "h3learn-trace-journal"``; a native trace is an object with
 ``"format": "h3learn-trace"``; an aioquic qlog has ``"qlog_version"``; a current-draft qlog
-has ``"file_schema"``, or starts with the record separator of its JSON-SEQ form. A folder is
-read as aioquic's QuicFileLogger output (every ``*.qlog`` in it).
+has ``"file_schema"``, or starts with the record separator of its JSON-SEQ form.
+
+A folder accepts what a single qlog file does. Its aioquic qlog 0.3 files (QuicFileLogger
+writes one ``<ODCID>.qlog`` per connection) are merged into one trace; a folder whose only
+qlog is a current-draft file (``*.qlog`` or ``*.sqlog``) is read as that file. Several draft
+files are not merged: each counts its times from its own first event, so their events
+could not be put in one order; the error says to export them one at a time.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from h3learn.trace.qlog_draft_import import from_qlog_draft, is_draft_qlog
+from h3learn.trace.qlog_draft_import import RECORD_SEPARATOR, from_qlog_draft, is_draft_qlog
 from h3learn.trace.qlog_import import from_aioquic_qlog
 from h3learn.trace.store import (
     DEFAULT_MAX_BYTES,
@@ -39,7 +44,7 @@ def load_trace(
     """
     source = Path(path)
     if source.is_dir():
-        return "aioquic-qlog", from_aioquic_qlog(source, max_bytes=max_bytes)
+        return _load_folder(source, max_bytes)
     text = read_text_limited(source, max_bytes)
     if is_draft_qlog(text, None):
         return "qlog", from_qlog_draft(text, source.name)
@@ -63,3 +68,43 @@ def load_trace(
     raise TraceFormatError(
         f"{source.name}: neither an h3learn trace, a capture journal nor a qlog file"
     )
+
+
+def _load_folder(folder: Path, max_bytes: int | None) -> tuple[str, Trace]:
+    """A folder of aioquic qlog 0.3 files (merged), or one holding a single draft qlog."""
+    paths = sorted([*folder.glob("*.qlog"), *folder.glob("*.sqlog")])
+    if not paths:
+        raise TraceFormatError(f"{folder.name}: a folder with no .qlog or .sqlog files")
+    drafts: list[tuple[Path, str]] = []
+    for path in paths:
+        text = read_text_limited(path, max_bytes)
+        if _is_draft_file(text):
+            drafts.append((path, text))
+    if not drafts:
+        return "aioquic-qlog", from_aioquic_qlog(paths, max_bytes=max_bytes)
+    names = ", ".join(path.name for path, _ in drafts)
+    if len(drafts) < len(paths):
+        raise TraceFormatError(
+            f"{folder.name}: holds both current-draft qlog ({names}) and qlog 0.3 files;"
+            " h3learn merges only qlog 0.3 files from a folder, so export the draft file on"
+            " its own or move it elsewhere"
+        )
+    if len(drafts) > 1:
+        raise TraceFormatError(
+            f"{folder.name}: {len(drafts)} current-draft qlog files ({names}); each counts"
+            " its times from its own first event, so h3learn cannot merge them into one"
+            " trace: export each file on its own"
+        )
+    path, text = drafts[0]
+    return "qlog", from_qlog_draft(text, path.name)
+
+
+def _is_draft_file(text: str) -> bool:
+    """A current-draft qlog (JSON-SEQ, or an object with "file_schema"), not qlog 0.3."""
+    if text.startswith(RECORD_SEPARATOR):
+        return True
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError:
+        return False  # reported as it is read as qlog 0.3
+    return is_draft_qlog(text, document)

@@ -31,6 +31,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CERTIFICATE_FILE = "cert.pem"
@@ -149,9 +150,34 @@ def _usable(cert_path: Path, key_path: Path) -> bool:
         <= certificate.not_valid_after_utc - RENEW_BEFORE
     ):
         return False
+    return key_belongs_to(certificate, key)
+
+
+def key_belongs_to(certificate: x509.Certificate, key: PrivateKeyTypes) -> bool:
+    """Is ``key`` the private half of the certificate's public key (RFC 5280 §4.1.2.7)?
+
+    TLS proves the server holds the key in CertificateVerify (RFC 8446 §4.4.3); with the
+    wrong key every handshake fails, so a server checks the pair before it listens.
+    """
     return _public_key_der(certificate) == key.public_key().public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+
+
+def check_key_pair(cert_path: Path | str, key_path: Path | str) -> str | None:
+    """None if the first certificate in ``cert_path`` and the key in ``key_path`` belong
+    together; otherwise what is wrong, in a few words."""
+    try:
+        certificate = read_certificate(cert_path)
+        key = serialization.load_pem_private_key(Path(key_path).read_bytes(), password=None)
+    except (OSError, ValueError, TypeError) as error:
+        return str(error)
+    if not key_belongs_to(certificate, key):
+        return (
+            f"the key in {key_path} does not belong to the certificate in {cert_path}"
+            " (their public keys differ), so no TLS handshake could succeed (RFC 8446 §4.4.3)"
+        )
+    return None
 
 
 def _public_key_der(certificate: x509.Certificate) -> bytes:

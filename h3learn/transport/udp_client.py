@@ -16,9 +16,11 @@ than the one given.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import socket
 import ssl
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
@@ -30,7 +32,9 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
+from cryptography import x509
 
+from h3learn.events import Event
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode, code_name
 from h3learn.h3.http_events import (
@@ -44,6 +48,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.settings import Settings
+from h3learn.qpack.errors import cite
 from h3learn.transport.quic import H3_ALPN, H3OverQuic, close_reason
 from h3learn.transport.udp_shared import (
     DEFAULT_SETTINGS,
@@ -90,13 +95,62 @@ class Target:
         return self.host, self.port
 
 
+#: RFC 3986 §2.3, §2.2, §3.3: the characters a path segment (pchar) holds as they are:
+#: unreserved, sub-delims, ":" and "@". A path adds "/", a query "/" and "?" (§3.4).
+UNRESERVED = string.ascii_letters + string.digits + "-._~"
+SUB_DELIMS = "!$&'()*+,;="
+PCHAR = frozenset(UNRESERVED + SUB_DELIMS + ":@")
+PATH_AND_QUERY_CHARACTERS = PCHAR | frozenset("/?")
+#: RFC 3986 §2.1: pct-encoded = "%" HEXDIG HEXDIG.
+PERCENT_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def percent_encode(path: str) -> str:
+    """A path and query that RFC 3986 §3.3-§3.4 allows in :path (RFC 9114 §4.3.1).
+
+    What may stand as it is stays (the reserved characters among it, so the URL keeps its
+    meaning), and so does an escape already made (``%2F``); anything else (a space, a
+    non-ASCII letter, a "%" that starts no escape) becomes its UTF-8 bytes as %XX (§2.1).
+    """
+    encoded: list[str] = []
+    position = 0
+    while position < len(path):
+        character = path[position]
+        if PERCENT_ENCODED.match(path, position):
+            encoded.append(path[position : position + 3])
+            position += 3
+            continue
+        if character in PATH_AND_QUERY_CHARACTERS:
+            encoded.append(character)
+        else:
+            encoded.extend(f"%{byte:02X}" for byte in character.encode("utf-8"))
+        position += 1
+    return "".join(encoded)
+
+
+def _port_of(url: str, netloc: str) -> int | None:
+    """The URL's port (RFC 3986 §3.2.3), or None; FetchError if it is not a port number."""
+    host_and_port = netloc.rpartition("@")[2]
+    if host_and_port.startswith("["):  # an IPv6 literal, RFC 3986 §3.2.2
+        host_and_port = host_and_port.partition("]")[2]
+    _, colon, text = host_and_port.partition(":")
+    if not colon or not text:
+        return None
+    if not (text.isascii() and text.isdigit()):
+        raise FetchError(f"bad URL {url!r}: the port {text!r} is not a number")
+    port = int(text)
+    if port > 0xFFFF:
+        raise FetchError(f"bad URL {url!r}: the port {port} is not a UDP port (0-65535)")
+    return port
+
+
 def parse_url(url: str) -> Target:
     """Check an https URL and split it; raises FetchError saying what is wrong."""
     try:
         parts = urlsplit(url)
-        port = parts.port
     except ValueError as error:
         raise FetchError(f"bad URL {url!r}: {error}") from None
+    port = _port_of(url, parts.netloc)
     if parts.scheme != "https":
         raise FetchError(
             f"bad URL {url!r}: HTTP/3 needs an https URL (RFC 9114 §3.1), not {parts.scheme!r}"
@@ -116,6 +170,7 @@ def parse_url(url: str) -> Target:
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
+    path = percent_encode(path)
     return Target(url=url, host=host, port=port, authority=authority, path=path)
 
 
@@ -242,15 +297,7 @@ class H3ClientProtocol(QuicConnectionProtocol):
         elif isinstance(event, StreamReset):
             del self._pending[event.stream_id]
             pending.future.set_exception(
-                FetchError(
-                    f"{pending.target.url}: the stream was reset with"
-                    f" {code_name(event.error_code)}"
-                    + (
-                        " (the request was not processed; it may be retried)"
-                        if event.retry_safe
-                        else ""
-                    )
-                )
+                FetchError(f"{pending.target.url}: {self._who_reset(event)}")
             )
             return
         if ended:
@@ -270,6 +317,45 @@ class H3ClientProtocol(QuicConnectionProtocol):
                         stream_id=stream_id,  # type: ignore[arg-type]
                     )
                 )
+
+    def _who_reset(self, event: StreamReset) -> str:
+        """Who reset a request stream, and why: the server, or this client after a broken rule.
+
+        The HTTP/3 connection records each stream error (``http3:stream_error``, with the
+        rule and its section) just before it reports the reset, so the latest one for the
+        stream says which side it was: ``sent`` when this client found the response broke
+        a rule (RFC 9114 §8), ``received`` for the server's RESET_STREAM (§4.1.1).
+        """
+        code = code_name(event.error_code)
+        retry = " (the request was not processed; it may be retried)" if event.retry_safe else ""
+        error = self.latest_stream_error(event.stream_id)
+        if error is None:
+            return f"the stream was reset with {code}{retry}"
+        if error.data.get("direction") == "sent":
+            return (
+                f"the response broke a rule, so this client reset the stream with {code}"
+                f" ({cite(str(error.data.get('rfc', '9114#8')))}): {error.data.get('rule')}"
+            )
+        return f"the server reset the stream (RESET_STREAM, RFC 9000 §19.4) with {code}{retry}"
+
+    def latest_stream_error(self, stream_id: int) -> Event | None:
+        """The last ``http3:stream_error`` event recorded for ``stream_id``, if any."""
+        for recorded in reversed(self.recording.log.events):
+            if (
+                recorded.category == "http3"
+                and recorded.name == "stream_error"
+                and recorded.stream_id == stream_id
+            ):
+                return recorded
+        return None
+
+    def unfinished_responses(self) -> list[tuple[Target, int, int]]:
+        """(target, status, bytes of content so far) of responses begun but not ended."""
+        return [
+            (pending.target, pending.status, len(pending.body))
+            for pending in self._pending.values()
+            if pending.status is not None
+        ]
 
 
 def _status_of(headers: Sequence[Header]) -> int:
@@ -327,15 +413,32 @@ async def fetch(
         if insecure:
             configuration.verify_mode = ssl.CERT_NONE
         elif cafile is not None:
-            try:
-                configuration.load_verify_locations(cafile)
-            except (OSError, ValueError) as error:
-                raise FetchError(f"cannot read the CA file {cafile}: {error}") from None
+            check_ca_file(cafile)
+            configuration.load_verify_locations(cafile)
         for response in await _fetch_origin(
             host, port, group, method, data, configuration, record, timeout, settings
         ):
             responses[response.url] = response
     return [responses[target.url] for target in targets]
+
+
+def check_ca_file(cafile: str) -> None:
+    """Raise FetchError unless ``cafile`` holds at least one PEM certificate.
+
+    Checked before connecting: TLS reads the file only while verifying the server's
+    certificate, and a file with no certificate then failed deep inside the handshake.
+    """
+    try:
+        data = Path(cafile).read_bytes()
+    except OSError as error:
+        raise FetchError(f"cannot read the CA file {cafile}: {error.strerror or error}") from None
+    try:
+        x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise FetchError(
+            f"the CA file {cafile} holds no certificate (expected PEM blocks"
+            " '-----BEGIN CERTIFICATE-----', e.g. the server's cert.pem)"
+        ) from None
 
 
 async def _fetch_origin(
@@ -422,9 +525,7 @@ async def _fetch_at(
             futures = [protocol.request(target, method, data) for target in targets]
             return list(await asyncio.gather(*futures))
     except TimeoutError:
-        raise FetchError(
-            f"no answer from {peer} within {timeout:g} s (is an HTTP/3 server listening there?)"
-        ) from None
+        raise _timed_out(protocol, peer, timeout) from None
     finally:
         protocol.close_connection()
         try:
@@ -434,3 +535,22 @@ async def _fetch_at(
             pass
         transport.close()
         recording.finish()
+
+
+def _timed_out(protocol: H3ClientProtocol, peer: str, timeout: float) -> FetchError:
+    """Why nothing (or not everything) came back in time, as far as the client can tell."""
+    if not protocol.bridge.handshake_done:
+        return FetchError(
+            f"no answer from {peer} within {timeout:g} s (is an HTTP/3 server listening there?)"
+        )
+    unfinished = protocol.unfinished_responses()
+    if unfinished:
+        target, status, length = unfinished[0]
+        return FetchError(
+            f"{target.url}: the response started (status {status}, {length} bytes of content)"
+            f" but its stream did not end within {timeout:g} s (RFC 9114 §4.1: a response"
+            " ends with its stream)"
+        )
+    return FetchError(
+        f"the connection to {peer} was made, but no response arrived within {timeout:g} s"
+    )

@@ -49,10 +49,12 @@ from aioquic.quic.connection import NetworkAddress, QuicConnection
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
 from aioquic.quic.packet import QuicErrorCode, QuicFrameType
 
+from h3learn.events import Event
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode
 from h3learn.h3.http_events import H3Event
 from h3learn.h3.settings import Settings
+from h3learn.qpack.errors import cite
 from h3learn.transport.quic import H3_ALPN, H3OverQuic
 from h3learn.transport.udp_shared import (
     DEFAULT_SETTINGS,
@@ -141,7 +143,27 @@ class H3ServerProtocol(QuicConnectionProtocol):
             if server.record_dir is not None:
                 path = server.record_dir / trace_file_name(peer, odcid, datetime.now(UTC))
             self.recording = ConnectionRecording(title, meta, path)
+        self.recording.log.listeners.append(self._report_stream_error)
         server.connection_began(self)
+
+    def _report_stream_error(self, event: Event) -> None:
+        """One console line per stream reset (RFC 9114 §8, §4.1.1), with its code and rule.
+
+        Connection errors end the connection and are reported with its end; a stream error
+        leaves the connection open, so without this line it would leave no trace on the
+        console. The HTTP/3 connection records each one as ``http3:stream_error``.
+        """
+        if event.category != "http3" or event.name != "stream_error":
+            return
+        data = event.data
+        code = data.get("code_name", data.get("code"))
+        rfc = data.get("rfc")
+        rule = f" ({cite(rfc)})" if isinstance(rfc, str) else ""
+        who = "the server resets" if data.get("direction") == "sent" else "the client reset"
+        self.server.on_message(
+            f"{who} stream {event.stream_id} of {self.describe_peer()}:"
+            f" {code}{rule}: {data.get('rule')}"
+        )
 
     def _start_http3(self) -> None:
         """TLS chose "h3" (RFC 9114 §3.1): start HTTP/3 on this connection.

@@ -206,28 +206,34 @@ class _RawClient(QuicConnectionProtocol):
             self.termination = event
 
 
+@contextlib.asynccontextmanager
+async def raw_client(server: H3Server) -> AsyncIterator[_RawClient]:
+    """A `_RawClient` connected to ``server`` (handshake done); its socket closed after."""
+    port = server.address[1]
+    configuration = QuicConfiguration(is_client=True, alpn_protocols=["h3"])
+    configuration.verify_mode = ssl.CERT_NONE
+    quic = QuicConnection(configuration=configuration)
+    loop = asyncio.get_running_loop()
+    transport, raw = await loop.create_datagram_endpoint(
+        lambda: _RawClient(quic), remote_addr=("127.0.0.1", port)
+    )
+    try:
+        raw.connect(("127.0.0.1", port))
+        await raw.wait_connected()
+        yield raw
+    finally:
+        transport.close()
+
+
 def test_a_peer_that_breaks_a_rule_loses_only_its_own_connection(tmp_path: Path) -> None:
     async def scenario() -> tuple[_RawClient, list[Any], list[Path]]:
-        async with running_server(tmp_path) as server:
-            port = server.address[1]
-            configuration = QuicConfiguration(is_client=True, alpn_protocols=["h3"])
-            configuration.verify_mode = ssl.CERT_NONE
-            quic = QuicConnection(configuration=configuration)
-            loop = asyncio.get_running_loop()
-            transport, raw = await loop.create_datagram_endpoint(
-                lambda: _RawClient(quic), remote_addr=("127.0.0.1", port)
-            )
-            try:
-                raw.connect(("127.0.0.1", port))
-                await raw.wait_connected()
-                # RFC 9114 §6.2.1: the control stream (type 0x00) must begin with SETTINGS;
-                # this one begins with a DATA frame (type 0x00, length 1).
-                quic.send_stream_data(2, b"\x00" + b"\x00\x01x")
-                raw.transmit()
-                responses = await fetch([f"{base_url(server)}/"], insecure=True, timeout=10)
-                await raw.wait_closed()
-            finally:
-                transport.close()
+        async with running_server(tmp_path) as server, raw_client(server) as raw:
+            # RFC 9114 §6.2.1: the control stream (type 0x00) must begin with SETTINGS;
+            # this one begins with a DATA frame (type 0x00, length 1).
+            raw._quic.send_stream_data(2, b"\x00" + b"\x00\x01x")
+            raw.transmit()
+            responses = await fetch([f"{base_url(server)}/"], insecure=True, timeout=10)
+            await raw.wait_closed()
         return raw, responses, server.traces
 
     raw, responses, traces = run(scenario())
@@ -241,6 +247,38 @@ def test_a_peer_that_breaks_a_rule_loses_only_its_own_connection(tmp_path: Path)
         if event.data["direction"] == "sent"
     ]
     assert [error["code_name"] for error in errors] == ["H3_MISSING_SETTINGS"]
+
+
+#: A request HEADERS frame (RFC 9114 §7.2.2) whose field section (RFC 9204 §4.5) holds
+#: :method GET, :scheme https, :path / (static 17, 23, 1), :authority localhost (static
+#: name 0) and "X-Bad: 1", an uppercase name: malformed (RFC 9114 §4.2).
+MALFORMED_FIELD_SECTION = bytes(
+    [0x00, 0x00, 0xC0 | 17, 0xC0 | 23, 0xC0 | 1, 0x50, 9, *b"localhost", 0x20 | 5, *b"X-Bad"]
+) + bytes([1, *b"1"])
+MALFORMED_REQUEST = bytes([0x01, len(MALFORMED_FIELD_SECTION)]) + MALFORMED_FIELD_SECTION
+
+
+def test_the_server_reports_each_stream_error_with_its_code_and_rule(tmp_path: Path) -> None:
+    lines: list[str] = []
+
+    async def scenario() -> None:
+        async with (
+            running_server(tmp_path, on_message=lines.append) as server,
+            raw_client(server) as raw,
+        ):
+            raw._quic.send_stream_data(2, bytes([0x00, 0x04, 0x00]))  # control stream, SETTINGS
+            raw._quic.send_stream_data(0, MALFORMED_REQUEST, end_stream=True)
+            raw.transmit()
+            deadline = time.monotonic() + 5
+            while not any("resets stream 0" in line for line in lines):
+                assert time.monotonic() < deadline, lines
+                await asyncio.sleep(0.05)
+            raw.close()
+
+    run(scenario())
+    (reset,) = [line for line in lines if "stream 0" in line]
+    assert reset.startswith("the server resets stream 0 of 127.0.0.1:")
+    assert "H3_MESSAGE_ERROR (RFC 9114 §4.2): field name 'X-Bad' contains uppercase" in reset
 
 
 def test_a_connection_over_the_limit_is_refused(tmp_path: Path) -> None:

@@ -147,3 +147,59 @@ def test_an_unknown_format_is_a_usage_error(native: Path, tmp_path: Path) -> Non
     with pytest.raises(SystemExit) as exit_status:
         export(native, "--format", "pcap", "-o", tmp_path / "x")
     assert exit_status.value.code == 2
+
+
+def test_a_folder_accepts_what_a_single_file_does(
+    native: Path, aioquic_file: Path, tmp_path: Path
+) -> None:
+    """A current-draft qlog file works alone and in a folder; so do aioquic's 0.3 files."""
+    draft = tmp_path / "draft" / "exported.qlog"
+    draft.parent.mkdir()
+    assert export(native, "--format", "qlog", "-o", draft) == 0
+    single = load_trace(draft)
+    in_folder = load_trace(draft.parent)
+    assert in_folder[0] == single[0] == "qlog"
+    assert len(in_folder[1].events) == len(single[1].events) > 0
+    assert export(draft.parent, "--format", "native", "-o", tmp_path / "from-folder.json") == 0
+
+    aioquic_folder = tmp_path / "aioquic"
+    aioquic_folder.mkdir()
+    (aioquic_folder / "connection.qlog").write_text(aioquic_file.read_text())
+    assert load_trace(aioquic_folder)[0] == "aioquic-qlog"
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ("draft", r"2 current-draft qlog files .*cannot merge them.*export each file on its own"),
+        ("0.3", r"holds both current-draft qlog \(a\.qlog\) and qlog 0\.3 files"),
+    ],
+)
+def test_a_folder_that_cannot_be_merged_says_why(
+    native: Path,
+    aioquic_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    second: str,
+    message: str,
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    assert export(native, "--format", "qlog", "-o", folder / "a.qlog") == 0
+    if second == "draft":
+        assert export(native, "--format", "qlog", "-o", folder / "b.qlog") == 0
+    else:
+        (folder / "b.qlog").write_text(aioquic_file.read_text())
+    capsys.readouterr()
+    assert export(folder, "--format", "native", "-o", tmp_path / "out.json") == 1
+    error = capsys.readouterr().err
+    assert re.fullmatch(rf"h3learn export: mixed: {message}[^\n]*\n", error), error
+
+
+def test_export_help_names_every_accepted_input(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    text = capsys.readouterr().out
+    for accepted in ("native h3learn trace", "journal", "qlog 0.3", "current draft", "folder"):
+        assert accepted in text
+    assert "\n  - a folder:" in text, "the list keeps its lines"

@@ -1,0 +1,65 @@
+"""Command-line options out of range are refused in one line, before anything runs.
+
+argparse exits with status 2 and names the option and the rule (RFC 9000 §16 for SETTINGS
+values, RFC 768 for UDP ports); none of these may reach the protocol code and end in a
+Python traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from h3learn.cli import main
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``h3learn ARGV``; assert it stops with status 2 and return its one error line."""
+    with pytest.raises(SystemExit) as stopped:
+        main(list(argv))
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "Traceback" not in error
+    return error
+
+
+@pytest.mark.parametrize("seconds", ["-1", "0", "nan", "inf", "soon"])
+def test_h3_server_idle_timeout_must_be_a_positive_number_of_seconds(
+    capsys: pytest.CaptureFixture[str], seconds: str
+) -> None:
+    error = refused(capsys, "h3-server", "--idle-timeout", seconds)
+    assert "--idle-timeout" in error and "seconds" in error
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "65536", "http"])
+def test_h3_server_port_must_be_a_udp_port(capsys: pytest.CaptureFixture[str], port: str) -> None:
+    error = refused(capsys, "h3-server", "--port", port)
+    assert "--port" in error
+    if port != "http":
+        assert "0-65535" in error
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--table-capacity", "4611686018427387904"),  # 2^62: one past the largest varint
+        ("--table-capacity", "-1"),
+        ("--blocked-streams", "-3"),
+    ],
+)
+def test_walkthrough_settings_must_fit_a_varint_rfc9000_section_16(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    error = refused(capsys, "walkthrough", option, value, "--no-bytes")
+    assert option in error and "RFC 9000 §16" in error
+
+
+def test_lessons_record_to_a_missing_folder_says_it_cannot_write(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "missing" / "x.json"
+    status = main(["lessons", "record", "05-the-dynamic-table", "-o", str(target)])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert error == f"h3learn lessons: cannot write {target}: No such file or directory\n"

@@ -1,0 +1,83 @@
+"""``h3learn get``: what it checks before it connects, and the request it makes of a URL.
+
+RFC 9114 §4.3.1 puts the URL's path and query in ``:path`` as RFC 3986 writes them, so a
+space or a non-ASCII letter is percent-encoded (§2.1); RFC 9110 §9.1 makes a method a
+token. Each mistake in the command line is one clear line and exit status 1, before any
+packet is sent (nothing listens on the ports used here).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from h3learn.cli import main
+from h3learn.transport.udp_client import FetchError, parse_url, percent_encode
+
+
+def failure(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``h3learn get ARGV``; assert status 1 and one line on stderr, and return it."""
+    assert main(["get", *argv]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("h3learn get: "), error
+    return error
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        ("https://localhost:4433/ä b?q=ü", "/%C3%A4%20b?q=%C3%BC"),
+        ("https://localhost/a%2Fb?x=%41", "/a%2Fb?x=%41"),  # escapes already made stay
+        ("https://localhost/100%", "/100%25"),  # a "%" that starts no escape
+        ("https://localhost/a:b@c;d=e,f!$&'()*+?q=/x?y#fragment", "/a:b@c;d=e,f!$&'()*+?q=/x?y"),
+        ('https://localhost/"<>^`{|}\\', "/%22%3C%3E%5E%60%7B%7C%7D%5C"),
+    ],
+)
+def test_path_is_percent_encoded_where_rfc3986_section_3_3_requires(url: str, path: str) -> None:
+    assert parse_url(url).path == path
+
+
+def test_percent_encode_keeps_reserved_characters_and_is_idempotent() -> None:
+    once = percent_encode("/ä b/%zz?q=ü&r=/?")
+    assert once == "/%C3%A4%20b/%25zz?q=%C3%BC&r=/?"
+    assert percent_encode(once) == once
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://localhost:abc/", "the port 'abc' is not a number"),
+        ("https://[::1]:x1/", "the port 'x1' is not a number"),
+        ("https://localhost:70000/", "the port 70000 is not a UDP port (0-65535)"),
+    ],
+)
+def test_a_port_that_is_not_a_number_is_named(url: str, message: str) -> None:
+    with pytest.raises(FetchError) as error:
+        parse_url(url)
+    assert str(error.value) == f"bad URL {url!r}: {message}"
+
+
+def test_a_method_with_a_space_is_not_a_token_rfc9110_section_9_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    error = failure(capsys, "-k", "-X", "BAD METHOD", "https://127.0.0.1:9/")
+    assert "it contains a space" in error and "token (RFC 9110 §9.1" in error
+    assert "capital" not in error
+
+
+def test_a_lower_case_standard_method_is_named_case_sensitive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    error = failure(capsys, "-k", "-X", "get", "https://127.0.0.1:9/")
+    assert "case-sensitive" in error and "GET" in error
+
+
+def test_a_ca_file_without_a_certificate_is_refused_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    not_a_certificate = tmp_path / "notcert.pem"
+    not_a_certificate.write_text("garbage\n")
+    error = failure(capsys, "--cafile", str(not_a_certificate), "https://127.0.0.1:9/")
+    assert f"the CA file {not_a_certificate} holds no certificate" in error
+    assert "Traceback" not in error
