@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 
-#: RFC 9000 §16: a variable-length integer, and so a SETTINGS value, is at most 2^62-1.
-MAX_VARINT = (1 << 62) - 1
+from h3learn.wire.varint import VARINT_MAX
+
 #: RFC 768: a UDP port is 16 bits.
 MAX_PORT = 0xFFFF
 
@@ -26,7 +26,7 @@ def _whole_number(text: str) -> int:
 def setting_value(text: str) -> int:
     """0..2^62-1: what a SETTINGS value can hold (RFC 9000 §16, RFC 9114 §7.2.4.1)."""
     value = _whole_number(text)
-    if not 0 <= value <= MAX_VARINT:
+    if not 0 <= value <= VARINT_MAX:
         raise argparse.ArgumentTypeError(f"{text} is not between 0 and 2^62-1 (RFC 9000 §16)")
     return value
 
