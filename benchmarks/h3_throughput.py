@@ -33,6 +33,15 @@ On 2026-12-03, after connection.py and encoder.py were split into modules per RF
 (171), h3learn recording off 818 (659) and 799 (640), 0.41x both times, recording on 1490
 (1331) and 1429 (1270), 0.23x both times; 16 KiB bodies 0.74x off, 0.59-0.60x on.
 
+On 2026-12-03, a later session: at its start QUIC alone 158, aioquic 336 (177), h3learn
+recording off 806 (0.42x), on 1445 (0.23x); 16 KiB bodies 0.73x off, 0.59x on. It then made
+recording a field line's length a measurement instead of a second serialisation and skipped
+repeated flow-control reports (16 KiB bodies: 0.75x / 0.62x), and added checks the send API
+lacked (trailers last, content-length kept, field lines as bytes), which cost a little of
+that back. At its end, two runs (load 2.9 and 2.3): aioquic 340 (179) and 346 (184), h3learn
+recording off 837 and 867 (0.41x, 0.40x), recording on 1495 and 1520 (0.23x both); 16 KiB
+bodies 0.75x / 0.74x off, 0.62x / 0.61x on.
+
 The goal is not met, and the floor shows why: QUIC alone takes ~170 us of aioquic's ~370,
 so an HTTP/3 layer has ~240 us per request (both endpoints: encode and decode a request and
 a response, frame, validate) to stay within 0.9x, recording included. aioquic's own layer
