@@ -77,6 +77,8 @@ def stream_reset_received(conn: H3Connection, stream_id: int, error_code: int) -
                 stream_id=stream_id,
                 error_code=error_code,
                 retry_safe=error_code == ErrorCode.H3_REQUEST_REJECTED,
+                rule="it sent RESET_STREAM",
+                rfc="9000#19.4",
             )
         )
     elif stream is None:

@@ -134,6 +134,8 @@ def goaway_received(conn: H3Connection, identifier: int) -> None:
                     stream_id=stream.stream_id,
                     error_code=ErrorCode.H3_REQUEST_REJECTED,
                     retry_safe=True,
+                    rule=f"its GOAWAY {identifier} excludes this request",
+                    rfc="9114#5.2",
                 )
             )
 

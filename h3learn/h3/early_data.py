@@ -110,6 +110,8 @@ def handshake_completed(conn: H3Connection, *, early_data_accepted: bool) -> Non
                     stream_id=stream.stream_id,
                     error_code=ErrorCode.H3_REQUEST_REJECTED,
                     retry_safe=True,
+                    rule="it refused the 0-RTT data the request was sent in",
+                    rfc="9114#7.2.4.2",
                 )
             )
         conn.close(ErrorCode.H3_NO_ERROR, "0-RTT was refused after requests were sent in it")

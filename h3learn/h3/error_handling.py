@@ -81,7 +81,15 @@ def stream_error(conn: H3Connection, error: H3StreamError) -> None:
         send_stop_sending(conn, error.stream_id, error.code, error.rule, error.rfc)
         if is_bidirectional(error.stream_id):
             send_reset_stream(conn, error.stream_id, error.code, error.rule, error.rfc)
-    conn._events.append(StreamReset(stream_id=error.stream_id, error_code=error.code))
+    conn._events.append(
+        StreamReset(
+            stream_id=error.stream_id,
+            error_code=error.code,
+            by_peer=False,
+            rule=error.rule,
+            rfc=error.rfc,
+        )
+    )
 
 
 def send_stop_sending(

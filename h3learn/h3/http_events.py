@@ -7,7 +7,7 @@ frames themselves; the frames, instructions and table changes go to the trace as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Header = tuple[bytes, bytes]
 
@@ -72,6 +72,13 @@ class StreamReset:
     #: True when the peer's GOAWAY or H3_REQUEST_REJECTED says the request was never
     #: processed and may be retried elsewhere (RFC 9114 §4.1.1, §5.2).
     retry_safe: bool = False
+    #: Whose doing: the peer's (its RESET_STREAM, its GOAWAY, its refusal of 0-RTT), or
+    #: this endpoint's after the peer broke a rule on the stream (RFC 9114 §8). ``rule`` and
+    #: ``rfc`` say what happened: the rule broken, or what the peer did. (Explanations:
+    #: two resets of the same stream with the same code compare equal without them.)
+    by_peer: bool = field(default=True, compare=False)
+    rule: str = field(default="", compare=False)
+    rfc: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,7 +34,6 @@ from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
 from cryptography import x509
 
-from h3learn.events import Event
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode, code_name
 from h3learn.h3.http_events import (
@@ -319,35 +318,17 @@ class H3ClientProtocol(QuicConnectionProtocol):
                 )
 
     def _who_reset(self, event: StreamReset) -> str:
-        """Who reset a request stream, and why: the server, or this client after a broken rule.
-
-        The HTTP/3 connection records each stream error (``http3:stream_error``, with the
-        rule and its section) just before it reports the reset, so the latest one for the
-        stream says which side it was: ``sent`` when this client found the response broke
-        a rule (RFC 9114 §8), ``received`` for the server's RESET_STREAM (§4.1.1).
-        """
+        """Who reset a request stream, and why: the server, or this client after the
+        response broke a rule (the event names it, RFC 9114 §8)."""
         code = code_name(event.error_code)
-        retry = " (the request was not processed; it may be retried)" if event.retry_safe else ""
-        error = self.latest_stream_error(event.stream_id)
-        if error is None:
-            return f"the stream was reset with {code}{retry}"
-        if error.data.get("direction") == "sent":
+        if not event.by_peer:
             return (
                 f"the response broke a rule, so this client reset the stream with {code}"
-                f" ({cite(str(error.data.get('rfc', '9114#8')))}): {error.data.get('rule')}"
+                f" ({cite(event.rfc)}): {event.rule}"
             )
-        return f"the server reset the stream (RESET_STREAM, RFC 9000 §19.4) with {code}{retry}"
-
-    def latest_stream_error(self, stream_id: int) -> Event | None:
-        """The last ``http3:stream_error`` event recorded for ``stream_id``, if any."""
-        for recorded in reversed(self.recording.log.events):
-            if (
-                recorded.category == "http3"
-                and recorded.name == "stream_error"
-                and recorded.stream_id == stream_id
-            ):
-                return recorded
-        return None
+        retry = " (the request was not processed; it may be retried)" if event.retry_safe else ""
+        how = f": {event.rule} ({cite(event.rfc)})" if event.rule else ""
+        return f"the server ended the request with {code}{how}{retry}"
 
     def unfinished_responses(self) -> list[tuple[Target, int, int]]:
         """(target, status, bytes of content so far) of responses begun but not ended."""

@@ -104,8 +104,8 @@ def test_a_response_whose_stream_never_ends_is_reported_as_started(tmp_path: Pat
 
 def test_a_reset_by_the_server_names_the_server_and_its_code(tmp_path: Path) -> None:
     message = fetch_error(tmp_path, "reset")
-    assert "the server reset the stream (RESET_STREAM" in message
-    assert "H3_MESSAGE_ERROR" in message
+    assert "the server ended the request with H3_MESSAGE_ERROR" in message, message
+    assert "it sent RESET_STREAM (RFC 9000 §19.4)" in message, message
 
 
 def test_a_reset_by_this_client_names_the_rule_the_response_broke(tmp_path: Path) -> None:

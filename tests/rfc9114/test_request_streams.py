@@ -566,6 +566,20 @@ def test_a_message_malformed_at_its_end_is_never_reported_complete(bytewise: boo
     assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, "9114#4.1.2", stop=False)
 
 
+def test_a_reset_says_whose_doing_it_was_and_why() -> None:
+    """The application learns from the event itself (no trace needed) whether the peer
+    reset the stream or this endpoint did after a broken rule, and which rule."""
+    lone = Lone.server()
+    events = lone.feed(0, lone.headers(0, [*POST, (b"content-length", b"5")]), end_stream=True)
+    (reset,) = [e for e in events if isinstance(e, StreamReset)]
+    assert not reset.by_peer
+    assert (reset.rfc, "content-length is 5" in reset.rule) == ("9114#4.1.2", True)
+    lone.feed(4, lone.headers(4, POST))
+    (by_peer,) = lone.reset(4, ErrorCode.H3_REQUEST_CANCELLED)
+    assert isinstance(by_peer, StreamReset)
+    assert by_peer.by_peer and by_peer.rfc == "9000#19.4"
+
+
 def test_an_interim_response_alone_is_not_a_complete_response() -> None:
     """RFC 9114 §4.1: a 1xx is not the final response; the stream ending after it leaves
     the response malformed, and the client is not told a response ended."""
