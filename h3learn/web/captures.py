@@ -30,7 +30,7 @@ from h3learn.capture.fetcher import Fetcher
 from h3learn.capture.hub import CaptureHub, LiveCapture
 from h3learn.trace.captures import LIVE, CaptureStore, is_capture_id
 from h3learn.trace.store import Trace
-from h3learn.web.library import Entry, TraceLibrary
+from h3learn.web.library import Entry, TraceLibrary, UnreadableTrace
 
 #: Finished captures kept open after they were watched live (the rest are read from disk).
 KEEP_FINISHED = 8
@@ -66,7 +66,13 @@ class CaptureEntries:
             store = self.hub.store
             if not store.exists(trace_id):
                 return None
-            entry = self.library.read_file(trace_id, store.path_of(trace_id))
+            try:
+                entry = self.library.read_file(trace_id, store.path_of(trace_id))
+            except UnreadableTrace:
+                # Damaged since it was summarised: its summary is dropped, so the list
+                # reads the file again and shows it as unreadable (or, mended, as it was).
+                store.update_info(trace_id, summary=None)
+                raise
             entry.kind = "capture"
         else:
             entry, capture = known

@@ -31,7 +31,7 @@ from h3learn.trace.stored_events import TraceFormatError
 from h3learn.transport.udp_client import FetchError
 from h3learn.web.api import ApiError
 from h3learn.web.captures import LiveService
-from h3learn.web.library import Entry
+from h3learn.web.library import Entry, UnreadableTrace
 
 bp = Blueprint("live", __name__)
 
@@ -69,7 +69,10 @@ def endpoint_info() -> dict[str, Any] | None:
 
 
 def capture_entry(capture_id: str) -> Entry:
-    entry = service().entries(capture_id) if is_capture_id(capture_id) else None
+    try:
+        entry = service().entries(capture_id) if is_capture_id(capture_id) else None
+    except UnreadableTrace as error:
+        raise ApiError(422, str(error)) from None
     if entry is None:
         raise ApiError(404, f"no capture with id {capture_id!r}")
     return entry
@@ -86,8 +89,10 @@ def profile_of(capture_id: str) -> dict[str, Any]:
 
 
 def compare_ids() -> list[str]:
-    parts = request.args.get("ids", "").split(",")
-    ids = list(dict.fromkeys(part.strip() for part in parts if part.strip()))
+    parts = [part.strip() for part in request.args.get("ids", "").split(",") if part.strip()]
+    ids = list(dict.fromkeys(parts))
+    if len(ids) == 1 and len(parts) > 1:
+        raise ApiError(400, f"choose two different captures: only {ids[0]!r} was named")
     if len(ids) < 2:
         raise ApiError(400, "choose at least two captures to compare ('ids=A,B')")
     if len(ids) > MAX_COMPARE:

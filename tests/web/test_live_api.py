@@ -136,6 +136,31 @@ def test_rename_delete_and_export_a_capture(app: Flask) -> None:
     assert client.get("/api/captures/cap-../../x").status_code == 404
 
 
+def test_a_capture_damaged_on_disk_is_a_422_and_listed_as_unreadable(app: Flask) -> None:
+    """Nothing is lost and nothing crashes: a closed capture's file cut short (a disk that
+    failed, a hand edit) answers with the reason, and the list says what happened."""
+    damaged, sound = FakeConnection(app), FakeConnection(app, agent="other/2")
+    for connection in (damaged, sound):
+        connection.get()
+        connection.close()
+    client = app.test_client()
+    assert client.get("/api/captures").status_code == 200  # summarised while sound
+    path = service(app).hub.store.path_of(damaged.id)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    for url in (
+        f"/api/captures/{damaged.id}",
+        f"/api/captures/compare?ids={sound.id},{damaged.id}",
+        f"/compare?ids={sound.id},{damaged.id}",
+    ):
+        answer = client.get(url)
+        assert answer.status_code == 422, url
+        assert b"cannot be shown" in answer.data and b"not JSON" in answer.data, url
+    rows = {row["id"]: row for row in client.get("/api/captures").get_json()["captures"]}
+    assert rows[damaged.id]["state"] == "unreadable" and "not JSON" in rows[damaged.id]["error"]
+    assert rows[sound.id]["state"] == CLOSED
+    assert client.get(f"/api/captures/{sound.id}").status_code == 200
+
+
 def test_compare_needs_two_to_eight_captures_and_shows_each_profile(app: Flask) -> None:
     first, second = FakeConnection(app), FakeConnection(app, agent="other/2")
     for connection in (first, second):
@@ -152,6 +177,8 @@ def test_compare_needs_two_to_eight_captures_and_shows_each_profile(app: Flask) 
     assert page.status_code == 200 and b"other/2" in page.data
     assert b"view \xc2\xb7 2 requests<" in page.data
     assert client.get(f"/api/captures/compare?ids={first.id}").status_code == 400
+    twice = client.get(f"/api/captures/compare?ids={first.id},{first.id}")
+    assert twice.status_code == 400 and "two different captures" in twice.get_json()["error"]
     assert client.get("/compare?ids=x").status_code == 400
     ids = ",".join([first.id] * 9)
     assert client.get(f"/api/captures/compare?ids={ids},{second.id}").status_code == 200
