@@ -8,6 +8,7 @@ packet is sent (nothing listens on the ports used here).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,13 +50,36 @@ def test_percent_encode_keeps_reserved_characters_and_is_idempotent() -> None:
     [
         ("https://localhost:abc/", "the port 'abc' is not a number"),
         ("https://[::1]:x1/", "the port 'x1' is not a number"),
-        ("https://localhost:70000/", "the port 70000 is not a UDP port (0-65535)"),
+        ("https://localhost:70000/", "the port 70000 is not a port a server listens on (1-65535)"),
     ],
 )
 def test_a_port_that_is_not_a_number_is_named(url: str, message: str) -> None:
     with pytest.raises(FetchError) as error:
         parse_url(url)
     assert str(error.value) == f"bad URL {url!r}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://x..y/", "the host 'x..y' has an empty label"),
+        (f"https://{'a' * 64}.example/", "longer than 63 characters (RFC 1035 §2.3.4)"),
+        ("https://localhost:0/", "port 0 is not a port a server listens on (1-65535)"),
+    ],
+)
+def test_a_host_or_port_no_server_can_have_is_refused_in_words(url: str, message: str) -> None:
+    with pytest.raises(FetchError, match=re.escape(message)):
+        parse_url(url)
+    assert parse_url("https://[::1]:4433/").host == "::1"  # an address is taken as it is
+
+
+def test_a_huge_url_is_shortened_in_messages_so_the_reason_shows() -> None:
+    url = "ftp://127.0.0.1/" + "a" * 100_000
+    with pytest.raises(FetchError) as raised:
+        parse_url(url)
+    message = str(raised.value)
+    assert len(message) < 300 and "(100016 characters)" in message
+    assert message.endswith("HTTP/3 needs an https URL (RFC 9114 §3.1), not 'ftp'")
 
 
 def test_a_method_with_a_space_is_not_a_token_rfc9110_section_9_1(

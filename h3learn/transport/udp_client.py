@@ -16,6 +16,7 @@ than the one given.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import secrets
 import socket
@@ -93,6 +94,21 @@ class Target:
     def origin(self) -> tuple[str, int]:
         return self.host, self.port
 
+    @property
+    def shown(self) -> str:
+        """The URL as messages show it: a very long one shortened, so the reason is seen."""
+        return shorten_url(self.url)
+
+
+#: Messages show at most this many characters of a URL (a 100 kB URL would bury the reason).
+URL_SHOWN = 120
+
+
+def shorten_url(url: str) -> str:
+    if len(url) <= URL_SHOWN:
+        return url
+    return f"{url[:URL_SHOWN]}… ({len(url)} characters)"
+
 
 #: RFC 3986 §2.3, §2.2, §3.3: the characters a path segment (pchar) holds as they are:
 #: unreserved, sub-delims, ":" and "@". A path adds "/", a query "/" and "?" (§3.4).
@@ -139,31 +155,35 @@ def _port_of(url: str, netloc: str) -> int | None:
         raise FetchError(f"bad URL {url!r}: the port {text!r} is not a number")
     port = int(text)
     if port > 0xFFFF:
-        raise FetchError(f"bad URL {url!r}: the port {port} is not a UDP port (0-65535)")
+        raise FetchError(
+            f"bad URL {url!r}: the port {port} is not a port a server listens on (1-65535)"
+        )
     return port
 
 
 def parse_url(url: str) -> Target:
     """Check an https URL and split it; raises FetchError saying what is wrong."""
+    shown = shorten_url(url)
     try:
         parts = urlsplit(url)
     except ValueError as error:
-        raise FetchError(f"bad URL {url!r}: {error}") from None
-    port = _port_of(url, parts.netloc)
+        raise FetchError(f"bad URL {shown!r}: {error}") from None
+    port = _port_of(shown, parts.netloc)
     if parts.scheme != "https":
         raise FetchError(
-            f"bad URL {url!r}: HTTP/3 needs an https URL (RFC 9114 §3.1), not {parts.scheme!r}"
+            f"bad URL {shown!r}: HTTP/3 needs an https URL (RFC 9114 §3.1), not {parts.scheme!r}"
             if parts.scheme
-            else f"bad URL {url!r}: it needs the https:// scheme"
+            else f"bad URL {shown!r}: it needs the https:// scheme"
         )
     host = parts.hostname
     if not host:
-        raise FetchError(f"bad URL {url!r}: no host")
+        raise FetchError(f"bad URL {shown!r}: no host")
     if parts.username is not None or parts.password is not None:
-        raise FetchError(f"bad URL {url!r}: user information is not allowed (RFC 9110 §4.2.4)")
+        raise FetchError(f"bad URL {shown!r}: user information is not allowed (RFC 9110 §4.2.4)")
     port = 443 if port is None else port
     if port == 0:
-        raise FetchError(f"bad URL {url!r}: port 0")
+        raise FetchError(f"bad URL {shown!r}: port 0 is not a port a server listens on (1-65535)")
+    check_host(shown, host)
     shown_host = f"[{host}]" if ":" in host else host
     authority = shown_host if port == 443 else f"{shown_host}:{port}"
     path = parts.path or "/"
@@ -171,6 +191,23 @@ def parse_url(url: str) -> Target:
         path += "?" + parts.query
     path = percent_encode(path)
     return Target(url=url, host=host, port=port, authority=authority, path=path)
+
+
+def check_host(shown: str, host: str) -> None:
+    """A host name's labels are 1 to 63 characters (RFC 1035 §2.3.4; RFC 3986 §3.2.2 names
+    the host); an IP address literal is taken as it is."""
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise FetchError(
+            f"bad URL {shown!r}: the host {shorten_url(host)!r} has an empty label or one"
+            " longer than 63 characters (RFC 1035 §2.3.4)"
+        ) from None
 
 
 @dataclass
@@ -224,7 +261,7 @@ class H3ClientProtocol(QuicConnectionProtocol):
             if data is not None:
                 self.h3.send_data(stream_id, data, end_stream=True)
         except (H3UsageError, ValueError) as error:
-            future.set_exception(FetchError(f"{target.url}: cannot send the request: {error}"))
+            future.set_exception(FetchError(f"{target.shown}: cannot send the request: {error}"))
             return future
         self._pending[stream_id] = _Pending(target, future)
         self.bridge.transmit_actions()
@@ -296,14 +333,14 @@ class H3ClientProtocol(QuicConnectionProtocol):
         elif isinstance(event, StreamReset):
             del self._pending[event.stream_id]
             pending.future.set_exception(
-                FetchError(f"{pending.target.url}: {self._who_reset(event)}")
+                FetchError(f"{pending.target.shown}: {self._who_reset(event)}")
             )
             return
         if ended:
             del self._pending[stream_id]  # type: ignore[arg-type]
             if pending.status is None:
                 pending.future.set_exception(
-                    FetchError(f"{pending.target.url}: the stream ended without a response")
+                    FetchError(f"{pending.target.shown}: the stream ended without a response")
                 )
             else:
                 pending.future.set_result(
@@ -528,7 +565,7 @@ def _timed_out(protocol: H3ClientProtocol, peer: str, timeout: float) -> FetchEr
     if unfinished:
         target, status, length = unfinished[0]
         return FetchError(
-            f"{target.url}: the response started (status {status}, {length} bytes of content)"
+            f"{target.shown}: the response started (status {status}, {length} bytes of content)"
             f" but its stream did not end within {timeout:g} s (RFC 9114 §4.1: a response"
             " ends with its stream)"
         )
