@@ -24,7 +24,13 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, trace_document
 from h3learn.trace.stored_events import TraceFormatError
-from h3learn.web.library import Entry, TraceLibrary, UnknownTrace, UnreadableTrace
+from h3learn.web.library import (
+    Entry,
+    TraceLibrary,
+    UnknownTrace,
+    UnreadableTrace,
+    no_such_step,
+)
 from h3learn.web.present import step_event
 from h3learn.web.rfc_reader import annotate
 from h3learn.web.step_answers import StepAnswers
@@ -287,7 +293,7 @@ def trace_step(trace_id: str, step: int) -> Response:
 def _step_answer(entry: Entry, trace_id: str, step: int) -> str:
     count = len(entry.events)
     if not 0 <= step < count:
-        raise ApiError(404, f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}")
+        raise ApiError(404, no_such_step(trace_id, count, step))
     try:
         event = entry.event(step)
     except TraceFormatError as error:

@@ -59,6 +59,16 @@ class UnknownTrace(LookupError):
     """No trace has this id (or the id is not a valid one)."""
 
 
+def no_such_step(trace_id: str, count: int, step: int) -> str:
+    """Why ``step`` is not a step of a trace of ``count`` events, in words."""
+    if count == 0:
+        return (
+            f"trace {trace_id!r} has no steps: no event was recorded (a capture whose"
+            " connection or server stopped before its first event keeps only its title)"
+        )
+    return f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}"
+
+
 class UnreadableTrace(UnknownTrace):
     """A trace file with this id exists but cannot be shown; the message says why."""
 

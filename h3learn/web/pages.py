@@ -34,7 +34,13 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from h3learn.trace.stored_events import TraceFormatError
 from h3learn.web.handout import MAX_STEPS, handout, step_range
-from h3learn.web.library import Entry, TraceLibrary, UnknownTrace, UnreadableTrace
+from h3learn.web.library import (
+    Entry,
+    TraceLibrary,
+    UnknownTrace,
+    UnreadableTrace,
+    no_such_step,
+)
 
 bp = Blueprint("pages", __name__)
 
@@ -88,7 +94,7 @@ def step(trace_id: str, step: int) -> str | BaseResponse:
         query = request.query_string.decode()
         return redirect(f"/lesson/{trace_id}/step/{step}" + (f"?{query}" if query else ""))
     if not 0 <= step < len(entry.events):
-        abort(404, f"trace {trace_id!r} has steps 0 to {len(entry.events) - 1}, not {step}")
+        abort(404, no_such_step(trace_id, len(entry.events), step))
     return render_template("pages/step.html", entry=entry, step=step, count=len(entry.events))
 
 

@@ -20,7 +20,7 @@ from web_helpers import UPLOAD_LIMIT, XSS_PROBE, make_app, probe_step, save_prob
 from h3learn.events import Event
 from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.qlog import to_qlog, to_qlog_03
-from h3learn.trace.store import Trace, read_trace, trace_document
+from h3learn.trace.store import Trace, read_trace, trace_document, write_trace
 from h3learn.web import socketio
 from h3learn.web.api import limit_in_words
 
@@ -353,6 +353,18 @@ def test_an_upload_over_the_limit_is_413(client: FlaskClient, tmp_path: Path, ex
     assert "more than the limit of" in answer["error"] or "larger than the limit" in answer["error"]
     assert answer["error"].endswith(f"the limit of {UPLOAD_LIMIT} bytes")
     assert list((tmp_path / "traces").iterdir()) == []
+
+
+def test_a_trace_with_no_events_says_so_rather_than_naming_steps_0_to_minus_1(
+    client: FlaskClient, tmp_path: Path
+) -> None:
+    """A capture whose server was killed before its first event is kept with its title."""
+    write_trace(tmp_path / "traces" / "empty.json", "stopped at once", [])
+    for url in ("/trace/empty/step/0", "/api/traces/empty/steps/0"):
+        answer = client.get(url)
+        assert answer.status_code == 404, url
+        assert b"has no steps: no event was recorded" in answer.data, url
+        assert b"0 to -1" not in answer.data
 
 
 def test_the_default_limit_is_said_in_bytes_and_mebibytes() -> None:
