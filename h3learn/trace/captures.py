@@ -33,6 +33,7 @@ import json
 import os
 import re
 import secrets
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 #: The states a capture is in: its connection runs; it ended; the process stopped first.
 LIVE, CLOSED, INTERRUPTED = "live", "closed", "interrupted"
+
+
+def is_visible(character: str) -> bool:
+    """Does the character show? Not a control or format character (a zero-width space, a
+    soft hyphen: Unicode categories C*) and not a separator (a space: Z*)."""
+    return unicodedata.category(character)[0] not in "CZ"
 
 
 class UnknownCapture(LookupError):
@@ -133,7 +140,7 @@ class CaptureStore:
         if not self.exists(capture_id):
             raise UnknownCapture(capture_id)
         cleaned = _CONTROL.sub(" ", title).strip()
-        if not cleaned:
+        if not any(is_visible(character) for character in cleaned):
             raise CaptureError("a title needs at least one visible character")
         if len(cleaned) > MAX_TITLE:
             raise CaptureError(f"a title has at most {MAX_TITLE} characters, not {len(cleaned)}")

@@ -122,7 +122,9 @@ def test_rename_delete_and_export_a_capture(app: Flask) -> None:
     assert client.delete(url).status_code == 409, "a live capture cannot be deleted"
     renamed = client.patch(url, json={"title": "Chromium, first visit"}).get_json()
     assert renamed["title"] == "Chromium, first visit" and renamed["renamed"]
-    assert client.patch(url, json={"title": "  "}).status_code == 400
+    for invisible in ("  ", "\u200b\u200b", "\u00ad", "\u0000"):  # spaces, zero-width, soft hyphen
+        answer = client.patch(url, json={"title": invisible})
+        assert answer.status_code == 400 and "visible character" in answer.get_json()["error"]
     assert client.patch(url, json={}).get_json()["error"] == 'send {"title": "..."} as JSON'
     connection.close()
     step = client.get(f"/api/traces/{connection.id}/steps/0").get_json()
