@@ -21,8 +21,10 @@ How it decides what to send (§2.2.2):
   Cancellation (unless its maximum table capacity is 0, where nothing can be referenced).
 
 A section that needs inserts not yet received waits in a table of blocked streams; there may
-be at most SETTINGS_QPACK_BLOCKED_STREAMS of them (§2.1.2). Every rule in RFC 9204 that ends
-in "MUST treat this as a connection error" raises the matching `QpackError`.
+be at most SETTINGS_QPACK_BLOCKED_STREAMS of them (§2.1.2). Sections that arrive later on a
+blocked stream wait behind it, so each stream's sections come out in the order they came in.
+Every rule in RFC 9204 that ends in "MUST treat this as a connection error" raises the
+matching `QpackError`.
 """
 
 from __future__ import annotations
@@ -125,7 +127,8 @@ class Decoder:
         self.encoder_stream_id: int | None = None
         self.decoder_stream_id: int | None = None
         self._encoder_buffer = bytearray()
-        self._blocked: dict[int, _BlockedSection] = {}
+        #: Per blocked stream, its sections waiting in order (the first needs inserts).
+        self._blocked: dict[int, list[_BlockedSection]] = {}
         self._out = bytearray()
 
     # -- the encoder stream (RFC 9204 §4.3) -----------------------------------------------
@@ -231,7 +234,11 @@ class Decoder:
     # -- field sections (RFC 9204 §4.5) ---------------------------------------------------
 
     def decode(self, stream_id: int, data: bytes) -> DecodedFieldSection | None:
-        """Decode one encoded field section, or hold it if it is blocked (returns None)."""
+        """Decode one encoded field section, or hold it if it must wait (returns None).
+
+        A section waits when it needs inserts not yet received, or when an earlier section
+        of the same stream is still waiting: a stream's sections are decoded in order.
+        """
         reader = SpanReader(data, record=False)
         try:
             prefix = FieldSectionPrefix.parse(reader)
@@ -246,6 +253,10 @@ class Decoder:
         required_insert_count = decode_required_insert_count(
             prefix.encoded_insert_count, self.max_table_capacity, self.table.insert_count
         )
+        waiting = self._blocked.get(stream_id)
+        if waiting is not None:
+            waiting.append(_BlockedSection(required_insert_count, data))
+            return None
         if required_insert_count > self.table.insert_count:
             self._block(stream_id, required_insert_count, data)
             return None
@@ -253,11 +264,6 @@ class Decoder:
 
     def _block(self, stream_id: int, required_insert_count: int, data: bytes) -> None:
         """RFC 9204 §2.2.1: wait for inserts, within the advertised number of blocked streams."""
-        if stream_id in self._blocked:
-            raise DecompressionFailed(
-                f"stream {stream_id} sent a second field section while its first is blocked",
-                "9204#2.2.1",
-            )
         if len(self._blocked) >= self.max_blocked_streams:
             raise DecompressionFailed(
                 f"stream {stream_id} would be blocked stream number {len(self._blocked) + 1},"
@@ -265,7 +271,28 @@ class Decoder:
                 " (SETTINGS_QPACK_BLOCKED_STREAMS)",
                 "9204#2.1.2",
             )
-        self._blocked[stream_id] = _BlockedSection(required_insert_count, data)
+        self._blocked[stream_id] = [_BlockedSection(required_insert_count, data)]
+        self._record_blocked(stream_id, required_insert_count, data)
+
+    def _record_blocked(self, stream_id: int, required_insert_count: int, data: bytes) -> None:
+        self._record_stream_state(
+            stream_id,
+            "blocked",
+            required_insert_count,
+            f"stream {stream_id} blocked: needs Insert Count {required_insert_count},"
+            f" decoder has {self.table.insert_count}",
+            data,
+        )
+
+    def _record_stream_state(
+        self,
+        stream_id: int,
+        state: str,
+        required_insert_count: int,
+        summary: str,
+        section: bytes = b"",
+    ) -> None:
+        """The qlog stream_state_updated event: a stream became blocked or unblocked."""
         if self.recorder.enabled:
             self.recorder.record(
                 category="qpack",
@@ -273,44 +300,44 @@ class Decoder:
                 stream_id=stream_id,
                 data={
                     "stream_id": stream_id,
-                    "state": "blocked",
+                    "state": state,
                     "required_insert_count": required_insert_count,
                     "current_insert_count": self.table.insert_count,
                 },
-                raw=data,
-                fields=self._spans_of_section(data),
+                raw=section,
+                fields=self._spans_of_section(section) if section else (),
                 rfc=("9204#2.2.1",),
-                summary=(
-                    f"stream {stream_id} blocked: needs Insert Count {required_insert_count},"
-                    f" decoder has {self.table.insert_count}"
-                ),
+                summary=summary,
             )
 
     def _unblock(self) -> list[DecodedFieldSection]:
+        """Decode what the inserts so far allow, each stream's sections in their order.
+
+        A stream whose first waiting section can now be decoded is unblocked; the sections
+        queued behind it follow, until one that still needs inserts blocks the stream again.
+        """
         ready = [
             stream_id
-            for stream_id, blocked in self._blocked.items()
-            if blocked.required_insert_count <= self.table.insert_count
+            for stream_id, waiting in self._blocked.items()
+            if waiting[0].required_insert_count <= self.table.insert_count
         ]
         decoded = []
         for stream_id in ready:
-            blocked = self._blocked.pop(stream_id)
-            if self.recorder.enabled:
-                self.recorder.record(
-                    category="qpack",
-                    name="stream_state_updated",
-                    stream_id=stream_id,
-                    data={
-                        "stream_id": stream_id,
-                        "state": "unblocked",
-                        "required_insert_count": blocked.required_insert_count,
-                        "current_insert_count": self.table.insert_count,
-                    },
-                    rfc=("9204#2.2.1",),
-                    summary=f"stream {stream_id} unblocked: Insert Count reached"
-                    f" {self.table.insert_count}",
+            waiting = self._blocked.pop(stream_id)
+            self._record_stream_state(
+                stream_id,
+                "unblocked",
+                waiting[0].required_insert_count,
+                f"stream {stream_id} unblocked: Insert Count reached {self.table.insert_count}",
+            )
+            while waiting and waiting[0].required_insert_count <= self.table.insert_count:
+                section = waiting.pop(0)
+                decoded.append(
+                    self._decode_now(stream_id, section.data, section.required_insert_count)
                 )
-            decoded.append(self._decode_now(stream_id, blocked.data, blocked.required_insert_count))
+            if waiting:
+                self._blocked[stream_id] = waiting
+                self._record_blocked(stream_id, waiting[0].required_insert_count, waiting[0].data)
         return decoded
 
     @property

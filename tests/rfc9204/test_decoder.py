@@ -274,6 +274,43 @@ def test_inserts_that_do_not_reach_the_required_count_leave_the_stream_blocked()
     assert decoder.blocked_streams == [4]
 
 
+def test_sections_behind_a_blocked_one_on_its_stream_wait_and_keep_their_order() -> None:
+    # A stream's field sections are decoded in the order they arrive (a header section, then
+    # trailers): one that needs nothing waits behind the stream's blocked section, one that
+    # needs more inserts blocks the stream again, and the stream counts once (§2.1.2).
+    log = EventLog()
+    decoder = Decoder(4096, 1, recorder=log.for_endpoint("server"))
+    decoder.feed_encoder(wire(SetDynamicTableCapacity(4096)))
+    assert decoder.decode(4, section(1, 0, IndexedFieldLineWithPostBaseIndex(0))) is None
+    assert decoder.decode(4, section(0, 0, IndexedFieldLine(True, 17))) is None
+    assert decoder.decode(4, section(2, 0, IndexedFieldLineWithPostBaseIndex(1))) is None
+    assert decoder.blocked_streams == [4]
+
+    first = decoder.feed_encoder(wire(insert(b"a", b"1")))
+    assert [s.headers for s in first] == [[(b"a", b"1")], [(b":method", b"GET")]]
+    assert decoder.blocked_streams == [4]
+    second = decoder.feed_encoder(wire(insert(b"b", b"2")))
+    assert [s.headers for s in second] == [[(b"b", b"2")]]
+    assert decoder.blocked_streams == []
+    states = [
+        (event.data["state"], event.data["required_insert_count"])
+        for event in log.events
+        if event.name == "stream_state_updated"
+    ]
+    assert states == [("blocked", 1), ("unblocked", 1), ("blocked", 2), ("unblocked", 2)]
+
+
+def test_a_cancelled_stream_forgets_every_section_waiting_on_it() -> None:
+    decoder = decoder_with([], blocked=1)
+    decoder.decode(4, section(1, 0, IndexedFieldLineWithPostBaseIndex(0)))
+    decoder.decode(4, section(0, 0, IndexedFieldLine(True, 17)))
+    decoder.cancel_stream(4)
+    assert decoder.blocked_streams == []
+    assert decoder.feed_encoder(wire(insert(b"a", b"1"))) == []
+    # The stream is free again, and another may now take the one blocked place.
+    assert decoder.decode(8, section(2, 0, IndexedFieldLineWithPostBaseIndex(1))) is None
+
+
 def test_section_exactly_at_the_insert_count_is_not_blocked() -> None:
     decoder = decoder_with([(b"a", b"1")], blocked=0)
     assert decoder.decode(0, section(1, 1, IndexedFieldLine(False, 0))) is not None

@@ -375,15 +375,6 @@ def test_more_blocked_streams_than_advertised_is_decompression_failed(allowed: i
     )
 
 
-def test_second_section_on_a_blocked_stream_is_decompression_failed() -> None:
-    # h3learn's simplification: a stream's sections are read in order, so a second one
-    # cannot arrive while the first waits (RFC 9204 §2.2.1).
-    decoder = decoder_with(blocked=5)
-    data = section(1, 0, IndexedFieldLineWithPostBaseIndex(0))
-    decoder.decode(4, data)
-    assert_fails(lambda: decoder.decode(4, data), DecompressionFailed, "9204#2.2.1", "stream 4")
-
-
 # -- §2.2.1: Required Insert Count larger than needed --------------------------------------
 
 

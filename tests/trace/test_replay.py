@@ -31,6 +31,8 @@ EXCHANGES = [
     pytest.param(4096, True, frozenset(), False, id="large-table-sections-first"),
     pytest.param(4096, False, frozenset({5, 9}), True, id="large-table-cancelled-trailers"),
     pytest.param(256, False, frozenset({4}), True, id="small-table-cancelled-trailers"),
+    # Trailers arriving while their stream's header section is blocked wait behind it.
+    pytest.param(256, True, frozenset({6}), True, id="small-table-sections-first-trailers"),
 ]
 
 
