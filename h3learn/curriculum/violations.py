@@ -153,7 +153,7 @@ def frame_unit(table: Table, sender: H3Connection, stream_id: int, rule: str) ->
         name="frame_created",
         raw=raw,
         fields=spans,
-        data={"stream_id": stream_id, "length": len(raw), "frame": frame.qlog()},
+        data={"stream_id": stream_id, "length": frame.payload_length(), "frame": frame.qlog()},
         rfc=(frame.section,),
         describe=frame.describe(),
         rule=rule,

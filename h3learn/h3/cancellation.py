@@ -9,7 +9,10 @@ What arrives from the peer:
 
 - RESET_STREAM on a request or push stream ends the exchange: this endpoint ends its own
   half too, and the QPACK decoder cancels what it held for the stream (RFC 9204 §4.4.2);
-- STOP_SENDING is answered with RESET_STREAM (RFC 9000 §3.5);
+- STOP_SENDING is answered with RESET_STREAM carrying its error code (RFC 9000 §3.5); on a
+  server it means the client cancelled the request (or push), which ends both directions,
+  while on a client the response may still come (a server that needs no more of the request
+  stops it with H3_NO_ERROR, RFC 9114 §4.1);
 - either one on a critical stream is a connection error (RFC 9114 §6.2.1).
 """
 
@@ -34,14 +37,14 @@ def reset_stream(
     stream = error_handling.stream_for(conn, stream_id)
     if error_code == ErrorCode.H3_REQUEST_REJECTED:
         # RFC 9114 §4.1.1: "rejected" promises the request was never processed. A client
-        # never says so (it answers a server's STOP_SENDING in receive_stop_sending), and
-        # a server may not once the request reached its application.
+        # never says so (it answers a server's STOP_SENDING in receive_stop_sending), and a
+        # server may not once it has begun to answer (the rule GOAWAY follows too, §5.2).
         if conn.is_client:
             raise H3UsageError("a client does not use H3_REQUEST_REJECTED (RFC 9114 §4.1.1)")
-        if stream is not None and stream.exchange.state is not MessageState.EXPECTING_HEADERS:
+        if stream is not None and stream.headers_sent:
             raise H3UsageError(
-                f"the request on stream {stream_id} was processed: H3_REQUEST_CANCELLED,"
-                " not H3_REQUEST_REJECTED (RFC 9114 §4.1.1)"
+                f"the response on stream {stream_id} has begun, so its request was processed:"
+                " H3_REQUEST_CANCELLED, not H3_REQUEST_REJECTED (RFC 9114 §4.1.1)"
             )
     if stream is not None and not stream.abandoned:
         why = (
@@ -121,13 +124,37 @@ def stop_sending_received(conn: H3Connection, stream_id: int, error_code: int) -
             "9114#6.2.1",
         )
     stream = conn._requests.get(stream_id)
-    if stream is not None and not stream.end_sent:
+    if stream is not None and not stream.abandoned and not conn.is_client:
+        # RFC 9114 §4.1.1: a client that stops reading the response (or a push stream) has
+        # cancelled the request: the server stops both directions and tells its application,
+        # which can no longer answer.
+        conn.trace.stream_error(
+            stream_id,
+            error_code,
+            "the client cancelled the request: its STOP_SENDING says it will not read the response",
+            "9114#4.1.1",
+            "received",
+        )
+        why = "the peer sent STOP_SENDING: it cancelled the request and will not read a response"
+        error_handling.abandon(conn, stream, error_code, why, "9114#4.1.1")
+        conn._events.append(
+            StreamReset(
+                stream_id=stream_id,
+                error_code=error_code,
+                rule="it sent STOP_SENDING: it will not read what this endpoint sends",
+                rfc="9114#4.1.1",
+            )
+        )
+    elif stream is not None and not stream.end_sent:
+        # A server that needs no more of the request (RFC 9114 §4.1, H3_NO_ERROR) or will not
+        # read it: stop sending it. The response may still come, so the exchange goes on.
         stream.end_sent = True
-        # RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM.
+        stream.stopped_by_peer = error_code
+        # RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM, with its error code.
         error_handling.send_reset_stream(
             conn,
             stream_id,
-            ErrorCode.H3_REQUEST_CANCELLED,
+            error_code,
             "the peer sent STOP_SENDING, which is answered with RESET_STREAM",
             rfc="9000#3.5",
         )

@@ -368,7 +368,7 @@ class H3Connection:
             self.trace.record(
                 "frame_created",
                 stream_id,
-                {"stream_id": stream_id, "length": len(writer.buffer), "frame": frame.qlog()},
+                {"stream_id": stream_id, "length": frame.payload_length(), "frame": frame.qlog()},
                 raw=writer.unit(),
                 fields=writer.field_spans(),
                 rfc=(frame.section,),

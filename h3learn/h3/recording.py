@@ -69,7 +69,11 @@ class ConnectionTrace:
         self.record(
             "frame_parsed",
             stream_id,
-            {"stream_id": stream_id, "length": len(parsed.raw), "frame": parsed.frame.qlog()},
+            {
+                "stream_id": stream_id,
+                "length": parsed.frame.payload_length(),
+                "frame": parsed.frame.qlog(),
+            },
             raw=parsed.raw,
             fields=parsed.spans,
             rfc=(parsed.frame.section,),

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from h3learn.h3 import error_handling, push
 from h3learn.h3.actions import SendStreamData
-from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError
+from h3learn.h3.errors import (
+    ErrorCode,
+    H3ConnectionError,
+    H3StreamError,
+    H3UsageError,
+    code_name,
+)
 from h3learn.h3.frame_parser import FrameParser, ParsedFrame
 from h3learn.h3.frame_placement import check_frame_allowed
 from h3learn.h3.frames import DataFrame, Frame, HeadersFrame, PushPromiseFrame, UnknownFrame
@@ -113,6 +119,8 @@ def send_headers(
         if not is_interim(headers):
             method = stream.request_method or b"GET"
             content = ContentLengthTracker.for_response(head, request_method=method)
+    if end_stream and not stream.headers_sent and is_interim(headers):
+        raise H3UsageError(without_final_response(stream_id))
     check_content(stream_id, content, more=0, ending=end_stream)
     send_field_section(conn, stream_id, headers)
     if stream.headers_sent:
@@ -161,8 +169,20 @@ def end_stream(conn: H3Connection, stream_id: int) -> None:
     """The end of the stream, with no frame: short of an announced content-length it
     would leave the message malformed (RFC 9114 §4.1.2)."""
     stream = sending_stream(conn, stream_id)
+    if not stream.headers_sent:
+        raise H3UsageError(without_final_response(stream_id))
     check_content(stream_id, stream.content_sent, more=0, ending=True)
     end_sending(conn, stream)
+
+
+def without_final_response(stream_id: int) -> str:
+    """RFC 9114 §4.1: a message is a header section (after any interim responses), then
+    content and trailers; a stream ending before it is malformed for the peer."""
+    return (
+        f"stream {stream_id} cannot end yet: no final header section was sent on it, and a"
+        " message is zero or more interim responses, then one final header section"
+        " (RFC 9114 §4.1)"
+    )
 
 
 def end_sending(conn: H3Connection, stream: RequestStream) -> None:
@@ -175,6 +195,12 @@ def sending_stream(conn: H3Connection, stream_id: int) -> RequestStream:
     stream = conn._requests.get(stream_id)
     if stream is None or stream.abandoned:
         raise H3UsageError(f"stream {stream_id} is not an open request or push stream")
+    if stream.stopped_by_peer is not None:
+        raise H3UsageError(
+            f"stream {stream_id}: the peer sent STOP_SENDING"
+            f" ({code_name(stream.stopped_by_peer)}), so nothing more can be sent on it;"
+            " its response may still arrive (RFC 9114 §4.1)"
+        )
     if stream.end_sent:
         raise H3UsageError(f"stream {stream_id} is already closed for sending")
     return stream

@@ -38,6 +38,8 @@ class RequestStream:
     headers_sent: bool = False
     trailers_sent: bool = False
     end_sent: bool = False
+    #: The error code of the peer's STOP_SENDING, when it stopped this endpoint's sending.
+    stopped_by_peer: int | None = None
     #: The content-length this endpoint's own message announced, against its DATA so far
     #: (RFC 9114 §4.1.2 holds a sender to it too); None when nothing is checked.
     content_sent: ContentLengthTracker | None = None

@@ -75,7 +75,7 @@ def test_fields_send_the_header_section_exactly_as_written(tmp_path: Path) -> No
     data = [
         d for d in names(recorded, "server", "frame_parsed") if d["frame"]["frame_type"] == "data"
     ]
-    assert [d["length"] for d in data] == [11]
+    assert [d["length"] for d in data] == [9]  # the payload (RFC 9114 §7.1 Length)
 
 
 def test_fields_replace_the_pseudo_header_keys(tmp_path: Path) -> None:

@@ -80,12 +80,12 @@ def test_answer_to_a_peer_reset_is_traced() -> None:
 
 
 def test_received_stop_sending_and_its_reset_stream_answer_are_traced() -> None:
-    """RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM."""
+    """RFC 9000 §3.5: STOP_SENDING is answered with RESET_STREAM, which copies its code."""
     lone = Lone.client()
     stream_id = lone.request(end_stream=False)
     lone.stop_sending(stream_id, ErrorCode.H3_REQUEST_REJECTED)
     assert assert_every_action_traced(lone) == [
-        ("reset_stream", stream_id, ErrorCode.H3_REQUEST_CANCELLED)
+        ("reset_stream", stream_id, ErrorCode.H3_REQUEST_REJECTED)
     ]
     (received,) = lone.events("stop_sending")
     assert received.data["direction"] == "received"

@@ -415,11 +415,21 @@ def test_a_client_does_not_use_h3_request_rejected() -> None:
         memory.client.reset_stream(stream_id, ErrorCode.H3_REQUEST_REJECTED)
 
 
-def test_a_server_does_not_use_h3_request_rejected_for_a_processed_request() -> None:
-    """RFC 9114 §4.1.1: once the request reached the application, it is cancelled instead."""
+def test_a_server_may_reject_a_request_it_received_but_has_not_answered() -> None:
+    """RFC 9114 §4.1.1: receiving a request is not processing it; a server that declines
+    it before acting on it rejects it, so the client may retry (as GOAWAY would, §5.2)."""
     lone = Lone.server()
     lone.feed(0, lone.headers(0, REQUEST), end_stream=True)
-    with pytest.raises(H3UsageError, match="processed"):
+    lone.conn.reset_stream(0, ErrorCode.H3_REQUEST_REJECTED)
+    assert ResetStream(0, ErrorCode.H3_REQUEST_REJECTED) in lone.conn.actions_to_send()
+
+
+def test_a_server_does_not_use_h3_request_rejected_once_its_response_began() -> None:
+    """RFC 9114 §4.1.1: a request being answered was processed; it is cancelled instead."""
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, REQUEST), end_stream=True)
+    lone.conn.send_headers(0, [(b":status", b"200")])
+    with pytest.raises(H3UsageError, match="response on stream 0 has begun"):
         lone.conn.reset_stream(0, ErrorCode.H3_REQUEST_REJECTED)
     lone.conn.reset_stream(0, ErrorCode.H3_REQUEST_CANCELLED)
     assert ResetStream(0, ErrorCode.H3_REQUEST_CANCELLED) in lone.conn.actions_to_send()
@@ -445,8 +455,10 @@ def test_a_client_keeps_a_complete_response_after_the_server_stops_its_request()
     stream_id = lone.request(POST, end_stream=False)
     lone.stop_sending(stream_id, ErrorCode.H3_NO_ERROR)
     assert [a for a in lone.take_sent() if isinstance(a, ResetStream)] == [
-        ResetStream(stream_id, ErrorCode.H3_REQUEST_CANCELLED)
+        ResetStream(stream_id, ErrorCode.H3_NO_ERROR)  # RFC 9000 §3.5: the code copied
     ]
+    with pytest.raises(H3UsageError, match=r"STOP_SENDING \(H3_NO_ERROR\).*may still arrive"):
+        lone.conn.send_data(stream_id, b"more")
     events = lone.feed(
         stream_id, lone.headers(0, RESPONSE) + frame_bytes(DataFrame(b"done")), end_stream=True
     )
