@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from h3learn.curriculum.runner import Recording
+from h3learn.curriculum.recording import Recording
 from h3learn.curriculum.selectors import Selector, data_value, matching, read_selector, select
 from h3learn.curriculum.source import Path_, Table
 from h3learn.events import Event

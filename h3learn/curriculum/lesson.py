@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from h3learn.curriculum.actions import Action, read_action
 from h3learn.curriculum.checkpoints import Checkpoint, read_checkpoint, verify_checkpoint
 from h3learn.curriculum.comparison import Variant, read_variant
+from h3learn.curriculum.recording import ActionFailed, Recording
 from h3learn.curriculum.rfc_toc import TITLES, is_reference
-from h3learn.curriculum.runner import ActionFailed, Recording, run_scenario
+from h3learn.curriculum.runner import run_scenario
 from h3learn.curriculum.scenario import (
-    Action,
     Overrides,
     Scenario,
     check_setting,
     describe_overrides,
-    read_action,
     read_scenario,
 )
 from h3learn.curriculum.selectors import Selector, SelectorError, read_selector, select

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from h3learn.curriculum.runner import Recording
+from h3learn.curriculum.recording import Recording
 from h3learn.curriculum.source import Path_, Table
 from h3learn.events import Event
 

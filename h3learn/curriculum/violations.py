@@ -162,7 +162,7 @@ def frame_unit(table: Table, sender: H3Connection, stream_id: int, rule: str) ->
 
 def _static_section(table: Table, key: str, stream_id: int) -> bytes:
     """A field section using only the static table and literals: valid, whatever the peer."""
-    from h3learn.curriculum.scenario import read_headers
+    from h3learn.curriculum.actions import read_headers
 
     headers = [(n.encode(), v.encode()) for n, v in read_headers(table, key)]
     encoder_stream, section = Encoder().encode(stream_id, headers)

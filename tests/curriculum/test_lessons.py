@@ -164,7 +164,8 @@ def test_annotation_files_cover_their_whole_table_of_contents() -> None:
 
 
 def test_docs_describe_every_action_setting_and_selector_key() -> None:
-    from h3learn.curriculum.scenario import ACTIONS, SETTING_KEYS
+    from h3learn.curriculum.actions import ACTIONS
+    from h3learn.curriculum.scenario import SETTING_KEYS
     from h3learn.curriculum.selectors import DATA_SHORTCUTS
 
     docs = (LESSONS.parent / "docs" / "lessons.md").read_text()
