@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 
 from h3learn.command_error import CommandError
-from h3learn.transport.udp_client import FetchError, Response, fetch
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import Response, fetch
 from h3learn.transport.udp_shared import quiet_aioquic_log
 
 #: Content shown as text is cut after this many bytes.

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from h3learn.cli import main
-from h3learn.transport.udp_client import FetchError, parse_url, percent_encode
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.urls import parse_url, percent_encode
 
 
 def failure(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from h3learn.capture.hub import CaptureHub
-from h3learn.transport.udp_client import FetchError, fetch, parse_url
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import fetch
+from h3learn.transport.urls import parse_url
 
 KEEP_JOBS = 50
 DEFAULT_TIMEOUT = 10.0

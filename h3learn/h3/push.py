@@ -24,14 +24,10 @@ from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3Usa
 from h3learn.h3.frame_parser import FrameParser
 from h3learn.h3.frames import CancelPushFrame, MaxPushIdFrame, PushPromiseFrame
 from h3learn.h3.http_events import PushCancelled, PushPromiseReceived
+from h3learn.h3.http_fields import check_header_types
 from h3learn.h3.message_exchange import MessageExchange, MessageState
-from h3learn.h3.messages import (
-    Header,
-    MalformedMessage,
-    UnpushableRequest,
-    check_header_types,
-    validate_push_promise_request,
-)
+from h3learn.h3.messages import Header, MalformedMessage, UnpushableRequest
+from h3learn.h3.pseudo_headers import validate_push_promise_request
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
 from h3learn.h3.stream_types import StreamHeader, StreamType
 

@@ -7,9 +7,9 @@ sends its message; the server answers on the same stream, and both sides then cl
     client ◀── [HEADERS (1xx)...] HEADERS [DATA...] [HEADERS (trailers)] ── server
 
 Which frame may come next is the state table of message_exchange.py (§4.1); a header
-section is checked by messages.py (§4.1.2-§4.4) before the application sees it, and a
-malformed one is a stream error (§4.1.2). A client reads a push stream (§4.6) with the same
-code, as a response.
+section is checked by pseudo_headers.py (§4.2-§4.4) before the application sees it, the DATA
+against Content-Length by content_length.py, and a malformed message is a stream error
+(§4.1.2). A client reads a push stream (§4.6) with the same code, as a response.
 
 QPACK may hold a field section until the encoder stream brings the inserts it refers to
 (RFC 9204 §2.2.1): the stream then stops, and the frames after it wait in order
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from h3learn.h3 import error_handling, push
 from h3learn.h3.actions import SendStreamData
+from h3learn.h3.content_length import ContentLengthTracker
 from h3learn.h3.errors import (
     ErrorCode,
     H3ConnectionError,
@@ -35,17 +36,10 @@ from h3learn.h3.frame_parser import FrameParser, ParsedFrame
 from h3learn.h3.frame_placement import check_frame_allowed
 from h3learn.h3.frames import DataFrame, Frame, HeadersFrame, PushPromiseFrame, UnknownFrame
 from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamEnded
+from h3learn.h3.http_fields import check_header_types
 from h3learn.h3.message_exchange import MessageExchange, MessageInput, MessageState
-from h3learn.h3.messages import (
-    CONNECT,
-    ContentLengthTracker,
-    Header,
-    MalformedMessage,
-    check_header_types,
-    validate_request,
-    validate_response,
-    validate_trailers,
-)
+from h3learn.h3.messages import CONNECT, Header, MalformedMessage
+from h3learn.h3.pseudo_headers import validate_request, validate_response, validate_trailers
 from h3learn.h3.stream_state import RequestStream
 from h3learn.h3.stream_types import CLIENT_BIDI, STREAM_ID_STEP, StreamKind
 from h3learn.qpack.decoder import DecodedFieldSection

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from h3learn.h3.content_length import ContentLengthTracker
 from h3learn.h3.frame_parser import FrameParser, ParsedFrame
 from h3learn.h3.message_exchange import MessageExchange
-from h3learn.h3.messages import ContentLengthTracker
 from h3learn.h3.stream_types import StreamHeader
 
 

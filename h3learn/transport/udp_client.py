@@ -4,6 +4,8 @@ This is plumbing, as in the server (udp_server.py). aioquic's asyncio layer owns
 and QUIC (TLS 1.3, loss recovery, timers); `H3OverQuic` (h3learn/transport/quic.py)
 carries the QUIC connection's events into h3learn's sans-IO `H3Connection` and its actions
 back out. What both ends share, the connection's recording among it, is udp_shared.py.
+The URLs are checked and split in urls.py (RFC 3986), and the one-line reasons a fetch
+fails are `FetchError`s made in fetch_errors.py.
 
 `fetch` (what ``h3learn get`` runs) requests several URLs; those of one origin share one
 connection (RFC 9114 §3.3), their requests in flight together on separate request streams
@@ -16,24 +18,19 @@ than the one given.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import re
 import secrets
 import socket
 import ssl
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
-from cryptography import x509
 
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode, code_name
@@ -49,23 +46,18 @@ from h3learn.h3.http_events import (
 )
 from h3learn.h3.settings import Settings
 from h3learn.qpack.errors import cite
-from h3learn.transport.quic import H3_ALPN, H3OverQuic, close_reason
+from h3learn.transport.fetch_errors import FetchError, check_ca_file, connection_failure
+from h3learn.transport.quic import H3_ALPN, H3OverQuic
 from h3learn.transport.udp_shared import (
     DEFAULT_SETTINGS,
     ConnectionRecording,
     Header,
     RecordingFactory,
-    describe_close,
     format_address,
 )
+from h3learn.transport.urls import Target, parse_url
 
-#: RFC 9000 §20.1: the transport error codes 0x0100-0x01ff carry a TLS alert.
-CRYPTO_ERROR_FIRST, CRYPTO_ERROR_LAST = 0x0100, 0x01FF
 USER_AGENT = f"h3learn/{package_version('h3learn')}".encode()
-
-
-class FetchError(Exception):
-    """A request could not be made or answered; the message says why, in one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,136 +70,6 @@ class Response:
     body: bytes
     trailers: list[Header] = field(default_factory=list)
     stream_id: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A URL split into what an HTTP/3 request needs (RFC 9114 §3.1, §4.3.1)."""
-
-    url: str
-    host: str
-    port: int
-    authority: str
-    path: str
-
-    @property
-    def origin(self) -> tuple[str, int]:
-        return self.host, self.port
-
-    @property
-    def shown(self) -> str:
-        """The URL as messages show it: a very long one shortened, so the reason is seen."""
-        return shorten_url(self.url)
-
-
-#: Messages show at most this many characters of a URL (a 100 kB URL would bury the reason).
-URL_SHOWN = 120
-
-
-def shorten_url(url: str) -> str:
-    if len(url) <= URL_SHOWN:
-        return url
-    return f"{url[:URL_SHOWN]}… ({len(url)} characters)"
-
-
-#: RFC 3986 §2.3, §2.2, §3.3: the characters a path segment (pchar) holds as they are:
-#: unreserved, sub-delims, ":" and "@". A path adds "/", a query "/" and "?" (§3.4).
-UNRESERVED = string.ascii_letters + string.digits + "-._~"
-SUB_DELIMS = "!$&'()*+,;="
-PCHAR = frozenset(UNRESERVED + SUB_DELIMS + ":@")
-PATH_AND_QUERY_CHARACTERS = PCHAR | frozenset("/?")
-#: RFC 3986 §2.1: pct-encoded = "%" HEXDIG HEXDIG.
-PERCENT_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
-
-
-def percent_encode(path: str) -> str:
-    """A path and query that RFC 3986 §3.3-§3.4 allows in :path (RFC 9114 §4.3.1).
-
-    What may stand as it is stays (the reserved characters among it, so the URL keeps its
-    meaning), and so does an escape already made (``%2F``); anything else (a space, a
-    non-ASCII letter, a "%" that starts no escape) becomes its UTF-8 bytes as %XX (§2.1).
-    """
-    encoded: list[str] = []
-    position = 0
-    while position < len(path):
-        character = path[position]
-        if PERCENT_ENCODED.match(path, position):
-            encoded.append(path[position : position + 3])
-            position += 3
-            continue
-        if character in PATH_AND_QUERY_CHARACTERS:
-            encoded.append(character)
-        else:
-            encoded.extend(f"%{byte:02X}" for byte in character.encode("utf-8"))
-        position += 1
-    return "".join(encoded)
-
-
-def _port_of(url: str, netloc: str) -> int | None:
-    """The URL's port (RFC 3986 §3.2.3), or None; FetchError if it is not a port number."""
-    host_and_port = netloc.rpartition("@")[2]
-    if host_and_port.startswith("["):  # an IPv6 literal, RFC 3986 §3.2.2
-        host_and_port = host_and_port.partition("]")[2]
-    _, colon, text = host_and_port.partition(":")
-    if not colon or not text:
-        return None
-    if not (text.isascii() and text.isdigit()):
-        raise FetchError(f"bad URL {url!r}: the port {text!r} is not a number")
-    port = int(text)
-    if port > 0xFFFF:
-        raise FetchError(
-            f"bad URL {url!r}: the port {port} is not a port a server listens on (1-65535)"
-        )
-    return port
-
-
-def parse_url(url: str) -> Target:
-    """Check an https URL and split it; raises FetchError saying what is wrong."""
-    shown = shorten_url(url)
-    try:
-        parts = urlsplit(url)
-    except ValueError as error:
-        raise FetchError(f"bad URL {shown!r}: {error}") from None
-    port = _port_of(shown, parts.netloc)
-    if parts.scheme != "https":
-        raise FetchError(
-            f"bad URL {shown!r}: HTTP/3 needs an https URL (RFC 9114 §3.1), not {parts.scheme!r}"
-            if parts.scheme
-            else f"bad URL {shown!r}: it needs the https:// scheme"
-        )
-    host = parts.hostname
-    if not host:
-        raise FetchError(f"bad URL {shown!r}: no host")
-    if parts.username is not None or parts.password is not None:
-        raise FetchError(f"bad URL {shown!r}: user information is not allowed (RFC 9110 §4.2.4)")
-    port = 443 if port is None else port
-    if port == 0:
-        raise FetchError(f"bad URL {shown!r}: port 0 is not a port a server listens on (1-65535)")
-    check_host(shown, host)
-    shown_host = f"[{host}]" if ":" in host else host
-    authority = shown_host if port == 443 else f"{shown_host}:{port}"
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    path = percent_encode(path)
-    return Target(url=url, host=host, port=port, authority=authority, path=path)
-
-
-def check_host(shown: str, host: str) -> None:
-    """A host name's labels are 1 to 63 characters (RFC 1035 §2.3.4; RFC 3986 §3.2.2 names
-    the host); an IP address literal is taken as it is."""
-    try:
-        ipaddress.ip_address(host)
-        return
-    except ValueError:
-        pass
-    try:
-        host.encode("idna")
-    except UnicodeError:
-        raise FetchError(
-            f"bad URL {shown!r}: the host {shorten_url(host)!r} has an empty label or one"
-            " longer than 63 characters (RFC 1035 §2.3.4)"
-        ) from None
 
 
 @dataclass
@@ -383,19 +245,6 @@ def _status_of(headers: Sequence[Header]) -> int:
     return 0
 
 
-def connection_failure(event: ConnectionTerminated) -> FetchError:
-    """A one-line explanation of why QUIC closed the connection."""
-    code = event.error_code
-    if event.frame_type is not None and CRYPTO_ERROR_FIRST <= code <= CRYPTO_ERROR_LAST:
-        alert = code - CRYPTO_ERROR_FIRST
-        return FetchError(
-            f"TLS handshake failed (alert {alert}, RFC 9001 §4.8): {event.reason_phrase}"
-        )
-    if event.frame_type is None:
-        return FetchError(f"the server closed the connection with {describe_close(event)}")
-    return FetchError(f"the connection ended: {close_reason(event)}")
-
-
 async def fetch(
     urls: Sequence[str],
     method: str = "GET",
@@ -438,25 +287,6 @@ async def fetch(
         ):
             responses[response.url] = response
     return [responses[target.url] for target in targets]
-
-
-def check_ca_file(cafile: str) -> None:
-    """Raise FetchError unless ``cafile`` holds at least one PEM certificate.
-
-    Checked before connecting: TLS reads the file only while verifying the server's
-    certificate, and a file with no certificate then failed deep inside the handshake.
-    """
-    try:
-        data = Path(cafile).read_bytes()
-    except OSError as error:
-        raise FetchError(f"cannot read the CA file {cafile}: {error.strerror or error}") from None
-    try:
-        x509.load_pem_x509_certificates(data)
-    except ValueError:
-        raise FetchError(
-            f"the CA file {cafile} holds no certificate (expected PEM blocks"
-            " '-----BEGIN CERTIFICATE-----', e.g. the server's cert.pem)"
-        ) from None
 
 
 async def _fetch_origin(

@@ -28,7 +28,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from h3learn.trace.captures import CaptureError, UnknownCapture, is_capture_id
 from h3learn.trace.compare import qpack_profile, setting_names
 from h3learn.trace.stored_events import TraceFormatError
-from h3learn.transport.udp_client import FetchError
+from h3learn.transport.fetch_errors import FetchError
 from h3learn.web.api import ApiError
 from h3learn.web.captures import LiveService
 from h3learn.web.library import Entry, UnreadableTrace

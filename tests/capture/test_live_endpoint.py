@@ -31,7 +31,8 @@ from h3learn.capture.hub import CaptureHub
 from h3learn.h3.errors import ErrorCode
 from h3learn.trace.captures import CLOSED, CaptureStore
 from h3learn.trace.store import read_trace
-from h3learn.transport.udp_client import FetchError, fetch
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import fetch
 
 
 @contextmanager

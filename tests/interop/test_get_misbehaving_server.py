@@ -23,7 +23,8 @@ from aioquic.quic.events import QuicEvent, StreamDataReceived
 
 from h3learn.h3.errors import ErrorCode
 from h3learn.transport.certificates import ensure_certificate
-from h3learn.transport.udp_client import FetchError, fetch
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import fetch
 
 #: RFC 9114 §7.2.4: a control stream (type 0x00) with an empty SETTINGS frame (0x04).
 CONTROL_STREAM = bytes([0x00, 0x04, 0x00])

@@ -38,7 +38,8 @@ from udp_helpers import (
 
 from h3learn.trace.store import Trace, read_trace
 from h3learn.transport.certificates import ensure_certificate, spki_pin
-from h3learn.transport.udp_client import FetchError, fetch
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import fetch
 
 #: RFC 9000 §16: the largest varint, nghttp3's "no limit" for MAX_FIELD_SECTION_SIZE.
 VARINT_MAX = (1 << 62) - 1

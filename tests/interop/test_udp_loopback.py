@@ -41,9 +41,11 @@ from h3learn.h3.errors import ErrorCode
 from h3learn.h3_server import PageServer
 from h3learn.trace.store import read_trace
 from h3learn.transport.certificates import ensure_certificate
-from h3learn.transport.udp_client import FetchError, H3ClientProtocol, fetch, parse_url
+from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import H3ClientProtocol, fetch
 from h3learn.transport.udp_server import H3Server, serve
 from h3learn.transport.udp_shared import DEFAULT_SETTINGS, ConnectionRecording
+from h3learn.transport.urls import parse_url
 
 T = TypeVar("T")
 

@@ -17,16 +17,18 @@ from aioquic.h3.connection import validate_trailers as aioquic_trailers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from h3learn.h3.content_length import ContentLengthTracker
 from h3learn.h3.errors import ErrorCode, H3StreamError
+from h3learn.h3.http_fields import CONNECTION_SPECIFIC_FIELDS
 from h3learn.h3.messages import (
-    CONNECTION_SPECIFIC_FIELDS,
-    ContentLengthTracker,
     Header,
     MalformedMessage,
     RequestHead,
     ResponseHead,
     UnpushableRequest,
     field_section_size,
+)
+from h3learn.h3.pseudo_headers import (
     validate_push_promise_request,
     validate_request,
     validate_response,
