@@ -31,6 +31,7 @@ from h3learn.h3.stream_types import StreamHeader, StreamType, is_bidirectional
 from h3learn.qpack.encoder import Encoder
 from h3learn.transport.memory import MemoryPair
 from h3learn.wire.spans import SpanWriter
+from h3learn.wire.varint import parse_varint
 
 Header = tuple[bytes, bytes]
 
@@ -254,6 +255,10 @@ def assert_frame_traced(lone: Lone, raw: bytes, frame_type: str) -> Event:
     event = matching[0]
     assert event.data["frame"]["frame_type"] == frame_type
     assert uncovered_bytes(event) == []
+    # docs/events.md: ``length`` is the payload's, the Length field (RFC 9114 §7.1).
+    _, type_size = parse_varint(raw, 0)
+    length, length_size = parse_varint(raw, type_size)
+    assert event.data["length"] == length == len(raw) - type_size - length_size
     return event
 
 

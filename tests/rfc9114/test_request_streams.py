@@ -694,3 +694,60 @@ def test_an_endpoint_does_not_send_a_malformed_request(fields: list[Header]) -> 
     with pytest.raises(MalformedMessage):
         memory.client.send_request(fields)
     assert memory.client.actions_to_send() == []
+
+
+# -- §4.1.1: a client that stops reading the response has cancelled the request ------------
+
+
+def test_a_server_told_stop_sending_tells_its_application_the_request_was_cancelled() -> None:
+    """RFC 9114 §4.1.1: a client cancels by aborting the stream; when its request was sent
+    in full only STOP_SENDING can say so, and the server's application must hear of it."""
+    memory = pair()
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    memory.client.reset_stream(stream_id)
+    memory.pump()
+    assert memory.received["server"][-1] == StreamReset(
+        stream_id=stream_id, error_code=ErrorCode.H3_REQUEST_CANCELLED
+    )
+    assert memory.received["server"][-1].rfc == "9114#4.1.1"
+    with pytest.raises(H3UsageError, match="not an open request"):
+        memory.server.send_headers(stream_id, RESPONSE, end_stream=True)
+    # The connection goes on: the next request is answered.
+    next_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    memory.server.send_headers(next_id, RESPONSE, end_stream=True)
+    memory.pump()
+    assert memory.received["client"][-2:] == [
+        HeadersReceived(stream_id=next_id, headers=RESPONSE),
+        StreamEnded(stream_id=next_id),
+    ]
+
+
+def test_stop_sending_on_a_received_request_resets_the_response_with_its_code() -> None:
+    """RFC 9000 §3.5: answered with RESET_STREAM carrying the same code; the cancellation is
+    traced as the peer's (RFC 9114 §4.1.1)."""
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, REQUEST), end_stream=True)
+    lone.take_sent()
+    events = lone.stop_sending(0, ErrorCode.H3_REQUEST_CANCELLED)
+    assert events == [StreamReset(stream_id=0, error_code=ErrorCode.H3_REQUEST_CANCELLED)]
+    assert lone.take_sent() == [ResetStream(0, ErrorCode.H3_REQUEST_CANCELLED)]
+    received = lone.events("stream_error")[-1]
+    assert (received.data["direction"], received.data["rfc"]) == ("received", "9114#4.1.1")
+
+
+# -- §4.1: a response is interim responses, then one final response ------------------------
+
+
+def test_an_interim_response_cannot_end_the_stream() -> None:
+    lone = Lone.server()
+    lone.feed(0, lone.headers(0, REQUEST), end_stream=True)
+    with pytest.raises(H3UsageError, match=r"no final header section.*RFC 9114 §4.1"):
+        lone.conn.send_headers(0, INTERIM, end_stream=True)
+    assert not any(isinstance(a, SendStreamData) and a.end_stream for a in lone.take_sent())
+    lone.conn.send_headers(0, INTERIM)
+    with pytest.raises(H3UsageError, match="no final header section"):
+        lone.conn.end_stream(0)
+    lone.conn.send_headers(0, RESPONSE, end_stream=True)  # the final response may end it
+    assert lone.errors() == []
