@@ -13,7 +13,9 @@ before the payload is buffered:
 - a Length the frame's fields could not fill, or that bursts a fixed-size payload, is
   H3_FRAME_ERROR (RFC 9114 §7.1);
 - a Length larger than this endpoint is willing to buffer is H3_EXCESSIVE_LOAD
-  (RFC 9114 §10.5, `FrameLimits`).
+  (RFC 9114 §10.5, `FrameLimits`), except for a frame of a reserved or unknown type: that
+  one is ignored anyway (RFC 9114 §9), so its payload is discarded as it arrives and the
+  frame is reported with its Type and Length only.
 
 A stream that ends inside a frame is H3_FRAME_ERROR (RFC 9114 §7.1).
 """
@@ -88,14 +90,36 @@ def check_payload_length(frame_type: int, length: int, limits: FrameLimits) -> N
                 f" {length} bytes",
                 "9114#7.1",
             )
-    limit = limits.max_data_length if known is FrameType.DATA else limits.max_payload_length
-    if limit is not None and length > limit:
+    if exceeds_limit(frame_type, length, limits) and known is not None:
         raise H3ConnectionError(
             ErrorCode.H3_EXCESSIVE_LOAD,
             f"a {frame_type_name(frame_type)} frame declares a {length}-byte payload, more than"
-            f" the {limit} bytes this endpoint is willing to buffer",
+            f" the {limit_of(frame_type, limits)} bytes this endpoint is willing to buffer",
             "9114#10.5",
         )
+
+
+def limit_of(frame_type: int, limits: FrameLimits) -> int | None:
+    """The largest payload of this type the endpoint buffers (None: no limit)."""
+    if known_frame_type(frame_type) is FrameType.DATA:
+        return limits.max_data_length
+    return limits.max_payload_length
+
+
+def exceeds_limit(frame_type: int, length: int, limits: FrameLimits) -> bool:
+    limit = limit_of(frame_type, limits)
+    return limit is not None and length > limit
+
+
+def discarded_frame(header: bytes, record: bool) -> ParsedFrame:
+    """A reserved or unknown frame whose payload was discarded: its Type and Length only."""
+    fields = FrameReader(header, record)
+    frame_type = fields.varint("Type", explain_frame_type, "9114#7.1")
+    fields.frame_type = frame_type
+    fields.type_read = True
+    length = fields.varint("Length", EXPLAIN_LENGTH, "9114#7.1")
+    frame = UnknownFrame(frame_type, b"", fields.varint_lengths(), discarded=length)
+    return ParsedFrame(frame, header, fields.reader.field_spans())
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,13 +169,15 @@ class ParserState(Enum):
     TYPE = "waiting for a frame's Type field"
     LENGTH = "waiting for the Length field"
     PAYLOAD = "waiting for the rest of the payload"
+    DISCARDING = "dropping the payload of a reserved or unknown frame too large to keep"
 
 
 class FrameParser:
     """Cuts the bytes of one stream into frames, however the bytes arrive (sans-IO).
 
     ``feed(data)`` returns the frames completed by ``data``; ``eof()`` says the stream ended
-    cleanly. Every frame is buffered until its last byte is there, DATA included: each frame
+    cleanly. Every frame is buffered until its last byte is there, DATA included (a reserved
+    or unknown frame over the limit is the exception: see the module docstring): each frame
     then becomes one event whose ``raw`` is exactly its bytes, and the frames (and errors) a
     stream yields do not depend on how QUIC happened to split it into packets. Buffering whole
     DATA frames is a deliberate simplification for a teaching tool; `FrameLimits` caps it.
@@ -171,6 +197,9 @@ class FrameParser:
         self._frame_type = 0
         self._payload_start = 0
         self._payload_length = 0
+        #: While DISCARDING: the frame's Type and Length bytes, and payload bytes still to drop.
+        self._discarded_header = b""
+        self._discard_left = 0
         self._error: H3ConnectionError | None = None
         self.frames_before_error: list[ParsedFrame] = []
 
@@ -205,7 +234,10 @@ class FrameParser:
         elif self.state is ParserState.LENGTH:
             rule = f"the stream ended inside the Length field of a {name} frame"
         else:
-            received = len(self._buffer) - self._payload_start
+            if self.state is ParserState.DISCARDING:
+                received = self._payload_length - self._discard_left
+            else:
+                received = len(self._buffer) - self._payload_start
             rule = (
                 f"the stream ended {count_bytes(received)} into the {self._payload_length}-byte "
                 f"payload of a {name} frame"
@@ -233,6 +265,21 @@ class FrameParser:
             check_payload_length(self._frame_type, self._payload_length, self.limits)
             self._payload_start += length_length
             self.state = ParserState.PAYLOAD
+            if exceeds_limit(self._frame_type, self._payload_length, self.limits):
+                # Reserved or unknown (a known type would have been refused): drop it.
+                self._discarded_header = bytes(self._buffer[: self._payload_start])
+                del self._buffer[: self._payload_start]
+                self._payload_start = 0
+                self._discard_left = self._payload_length
+                self.state = ParserState.DISCARDING
+        if self.state is ParserState.DISCARDING:
+            dropped = min(len(self._buffer), self._discard_left)
+            del self._buffer[:dropped]
+            self._discard_left -= dropped
+            if self._discard_left:
+                return None
+            self.state = ParserState.TYPE
+            return discarded_frame(self._discarded_header, self.record)
         frame_end = self._payload_start + self._payload_length
         if len(self._buffer) < frame_end:
             return None

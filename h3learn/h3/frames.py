@@ -382,6 +382,9 @@ class UnknownFrame:
     frame_type: int
     payload: bytes
     varint_lengths: VarintLengths = None
+    #: Payload bytes dropped as they arrived instead of kept in ``payload``: a payload
+    #: larger than the receiver buffers (see `FrameLimits`) is discarded unread.
+    discarded: int = 0
 
     def __post_init__(self) -> None:
         if known_frame_type(self.frame_type) is not None:
@@ -392,9 +395,11 @@ class UnknownFrame:
         return frame_section(self.frame_type)
 
     def payload_length(self) -> int:
-        return len(self.payload)
+        return len(self.payload) + self.discarded
 
     def serialize(self, writer: SpanWriter) -> None:
+        if self.discarded:
+            raise ValueError("a frame whose payload was discarded cannot be written again")
         lengths = lengths_to_write(self.varint_lengths, 2)
         write_frame_header(writer, self.frame_type, self.payload_length(), lengths)
         writer.raw(
@@ -415,7 +420,9 @@ class UnknownFrame:
 
     def describe(self) -> str:
         fate = "forbidden" if self.frame_type in HTTP2_ONLY_FRAME_TYPES else "ignored"
-        return f"{frame_type_name(self.frame_type)} ({len(self.payload)} bytes, {fate})"
+        if self.discarded:
+            fate = "ignored, discarded as it arrived"
+        return f"{frame_type_name(self.frame_type)} ({self.payload_length()} bytes, {fate})"
 
     def qlog(self) -> dict[str, Any]:
         raw = raw_info(self.frame_type, self.payload_length(), self.varint_lengths)

@@ -338,7 +338,14 @@ class _Exporter:
         return []
 
     def payload_length(self, event: Event) -> Any:
-        """RFC 9114 §7.1: the Length field, read from the frame's own bytes when present."""
+        """RFC 9114 §7.1: the Length field, as the frame recorded it or read from its bytes.
+
+        (A reserved or unknown frame whose payload was discarded unread has only its Type
+        and Length in ``raw``; its recorded frame still says how long the payload was.)
+        """
+        recorded = _frame_raw(event).get("payload_length")
+        if isinstance(recorded, int) and not isinstance(recorded, bool):
+            return recorded
         header = _frame_header_length(event.raw)
         if header is not None:
             return len(event.raw) - header
@@ -347,7 +354,10 @@ class _Exporter:
     def raw_info(self, event: Event, payload_length: Any = None) -> dict[str, Any]:
         """qlog RawInfo: the unit's length, and its bytes as hex."""
         info: dict[str, Any] = {}
-        if event.raw:
+        recorded = _frame_raw(event).get("length")
+        if isinstance(recorded, int) and not isinstance(recorded, bool):
+            info["length"] = recorded
+        elif event.raw:
             info["length"] = len(event.raw)
         if payload_length is not None:
             info["payload_length"] = payload_length
@@ -453,6 +463,13 @@ def _packet_03(data: dict[str, Any]) -> dict[str, Any]:
     if "length" in data:
         out["raw"] = {"length": data["length"]}
     return out
+
+
+def _frame_raw(event: Event) -> dict[str, Any]:
+    """The RawInfo a frame event's ``data.frame`` carries, or {} (other events, odd files)."""
+    frame = event.data.get("frame")
+    raw = frame.get("raw") if isinstance(frame, dict) else None
+    return raw if isinstance(raw, dict) else {}
 
 
 def _frame_header_length(raw: bytes) -> int | None:

@@ -111,7 +111,7 @@ def truncated_frame() -> Outcome:
 
 def oversized_frame() -> Outcome:
     lone = Lone.server()
-    lone.feed(CLIENT_CONTROL, bytes.fromhex("21 c000000040000000"))
+    lone.feed(CLIENT_CONTROL, bytes.fromhex("800f0700 c000000040000000"))  # PRIORITY_UPDATE
     return _lone(lone)
 
 

@@ -644,10 +644,44 @@ def test_a_payload_above_the_limit_is_h3_excessive_load_as_soon_as_its_length_ar
 
 def test_a_payload_at_the_limit_is_accepted() -> None:
     limits = FrameLimits(max_payload_length=10)
-    raw = encode_frame(0x21, b"0123456789")
-    assert parse_frames(raw, limits)[0].frame == UnknownFrame(0x21, b"0123456789")
+    raw = encode_frame(FrameType.HEADERS, b"0123456789")
+    assert parse_frames(raw, limits)[0].frame == HeadersFrame(b"0123456789")
     with pytest.raises(H3ConnectionError):
-        parse_frames(encode_frame(0x21, b"0123456789a"), limits)
+        parse_frames(encode_frame(FrameType.HEADERS, b"0123456789a"), limits)
+
+
+@pytest.mark.parametrize("frame_type", [0x21, 0x1F * 7 + 0x21, 0x2A, 0xABCDEF])
+def test_a_reserved_or_unknown_frame_above_the_limit_is_discarded_as_it_arrives(
+    frame_type: int,
+) -> None:
+    """RFC 9114 §9: such a frame is ignored, so nothing needs buffering (§10.5 is no reason
+    to refuse it): its payload is dropped piece by piece, and it is reported with its Type
+    and Length only."""
+    limits = FrameLimits(max_payload_length=10)
+    payload = bytes(range(200)) * 5
+    raw = encode_frame(frame_type, payload) + encode_frame(FrameType.DATA, b"after")
+    header_size = len(encode_frame(frame_type, payload)) - len(payload)
+    parser = FrameParser(limits)
+    frames: list[ParsedFrame] = []
+    for start in range(0, len(raw), 7):
+        frames += parser.feed(raw[start : start + 7])
+        assert parser.buffered <= 10 + 16, "the payload is never kept"
+    parser.eof()
+    discarded, data = frames
+    assert discarded.frame == UnknownFrame(frame_type, b"", discarded=1000)
+    assert discarded.frame.payload_length() == 1000
+    assert "1000 bytes, ignored, discarded as it arrived" in discarded.frame.describe()
+    assert discarded.raw == raw[:header_size]
+    assert [span.name for span in discarded.spans] == ["Type", "Length"]
+    assert data.frame == DataFrame(b"after")
+
+
+def test_a_stream_ending_inside_a_discarded_payload_is_h3_frame_error() -> None:
+    parser = FrameParser(FrameLimits(max_payload_length=10))
+    parser.feed(encode_frame(0x21, bytes(100))[:-1])
+    with pytest.raises(H3ConnectionError, match="99 bytes into the 100-byte payload") as caught:
+        parser.eof()
+    assert caught.value.code == ErrorCode.H3_FRAME_ERROR
 
 
 def test_data_frames_have_no_limit_unless_one_is_set() -> None:

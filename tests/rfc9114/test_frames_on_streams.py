@@ -269,5 +269,25 @@ def test_frame_payload_ending_inside_its_fields_is_h3_frame_error(raw: bytes) ->
 
 def test_a_frame_larger_than_this_endpoint_buffers_is_h3_excessive_load() -> None:
     """RFC 9114 §10.5 lets an endpoint refuse frames that would cost it too much memory."""
-    lone = on_control_stream(bytes.fromhex("21 80400001"))  # reserved type, 4 MiB payload
+    # PRIORITY_UPDATE (RFC 9218 §7.2) announcing a 4 MiB payload.
+    lone = on_control_stream(bytes.fromhex("800f0700 80400001"))
     assert_connection_error(lone, ErrorCode.H3_EXCESSIVE_LOAD, "9114#10.5")
+
+
+@pytest.mark.parametrize("stream", ["control", "request"])
+def test_a_reserved_frame_larger_than_this_endpoint_buffers_is_ignored(stream: str) -> None:
+    """RFC 9114 §7.2.8, §9: frames of reserved or unknown types MUST be ignored, whatever
+    their size; the payload is discarded as it arrives, so it costs no memory."""
+    frame = bytes.fromhex("21 80180000") + bytes(0x180000)  # 1.5 MiB, over the 1 MiB limit
+    lone = Lone.server()
+    stream_id = lone.peer_control if stream == "control" else 0
+    prefix = b"" if stream == "control" else lone.headers(0, REQUEST)
+    for start in range(0, len(frame), 65536):
+        lone.feed(stream_id, (prefix if start == 0 else b"") + frame[start : start + 65536])
+    assert_no_error(lone)
+    (event,) = [
+        e for e in lone.events("frame_parsed") if e.data["frame"]["frame_type"] == "reserved"
+    ]
+    assert event.raw == bytes.fromhex("21 80180000")
+    assert event.data["length"] == 0x180000
+    assert event.data["frame"]["raw"] == {"length": 5 + 0x180000, "payload_length": 0x180000}
