@@ -360,25 +360,34 @@ class H3Connection:
 
     # -- what every part uses: sending frames, the queues ----------------------------------
 
-    def _send_frame(self, stream_id: int, frame: Frame) -> None:
+    def _send_frame(self, stream_id: int, frame: Frame, why: tuple[str, str] | None = None) -> None:
+        """Queue ``frame`` on ``stream_id`` and record it; ``why``: (reason, RFC section) when
+        the frame is this endpoint's reaction to something (e.g. a refused promise)."""
         writer = SpanWriter(record=self.recorder.enabled)
         frame.serialize(writer)
         self._actions.append(SendStreamData(stream_id, writer.unit()))
         if self.recorder.enabled:
+            data = {"stream_id": stream_id, "length": frame.payload_length(), "frame": frame.qlog()}
+            summary = f"{self.trace.arrow}: {frame.describe()} on stream {stream_id}"
+            rfc: tuple[str, ...] = (frame.section,)
+            if why is not None:
+                data["reason"] = why[0]
+                summary += f": {why[0]}"
+                rfc += (why[1],)
             self.trace.record(
                 "frame_created",
                 stream_id,
-                {"stream_id": stream_id, "length": frame.payload_length(), "frame": frame.qlog()},
+                data,
                 raw=writer.unit(),
                 fields=writer.field_spans(),
-                rfc=(frame.section,),
-                summary=f"{self.trace.arrow}: {frame.describe()} on stream {stream_id}",
+                rfc=rfc,
+                summary=summary,
             )
 
-    def _send_control_frame(self, frame: Frame) -> None:
+    def _send_control_frame(self, frame: Frame, why: tuple[str, str] | None = None) -> None:
         self._check_open()
         assert self.control_stream_id is not None, "initiate() first"
-        self._send_frame(self.control_stream_id, frame)
+        self._send_frame(self.control_stream_id, frame, why)
 
     def _flush_decoder_stream(self) -> None:
         """Send what the QPACK decoder has to say (acknowledgments, RFC 9204 §4.4)."""

@@ -91,10 +91,10 @@ def create_push_stream(conn: H3Connection, push_id: int) -> int:
     return stream_id
 
 
-def cancel_push(conn: H3Connection, push_id: int) -> None:
-    """Either side: CANCEL_PUSH (RFC 9114 §7.2.3)."""
+def cancel_push(conn: H3Connection, push_id: int, why: tuple[str, str] | None = None) -> None:
+    """Either side: CANCEL_PUSH (RFC 9114 §7.2.3); ``why``: (reason, RFC) for the trace."""
     conn._cancelled_pushes.add(push_id)
-    conn._send_control_frame(CancelPushFrame(push_id))
+    conn._send_control_frame(CancelPushFrame(push_id), why)
 
 
 def check_push_id_allowed(conn: H3Connection, push_id: int, what: str, rfc: str) -> None:
@@ -122,10 +122,10 @@ def push_promise_ready(
     conn._promised[push_id] = headers
     try:
         validate_push_promise_request(headers)
-    except UnpushableRequest:
+    except UnpushableRequest as refusal:
         # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
         # its response must not be used: a push stream already open for it is abandoned.
-        conn.cancel_push(push_id)
+        cancel_push(conn, push_id, (f"the promise is refused: {refusal.rule}", refusal.rfc))
         for uni in list(conn._incoming_uni.values()):
             if uni.request is not None and uni.request.push_id == push_id:
                 refuse_push_stream(conn, uni.request)

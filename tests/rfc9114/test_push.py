@@ -272,6 +272,10 @@ def test_a_promise_the_client_cannot_use_is_cancelled_and_its_push_stream_not_re
     assert events == []
     cancel = SendStreamData(CLIENT_CONTROL, frame_bytes(CancelPushFrame(0)))
     assert cancel in lone.take_sent()
+    # The trace says why: the CANCEL_PUSH names the rule the promise broke.
+    (created,) = [e for e in lone.events("frame_created") if e.data["frame"].get("push_id") == 0]
+    assert created.data["reason"].startswith("the promise is refused: promised request")
+    assert "9114#4.6" in created.rfc and created.data["reason"] in created.summary
     events = lone.feed(PUSH_STREAM, push_stream_bytes(lone, 0))
     assert events == [StreamReset(stream_id=PUSH_STREAM, error_code=ErrorCode.H3_REQUEST_CANCELLED)]
     assert_stream_error(lone, PUSH_STREAM, ErrorCode.H3_REQUEST_CANCELLED, "9114#7.2.3")
