@@ -187,6 +187,11 @@ def end_sending(conn: H3Connection, stream: RequestStream) -> None:
 
 def sending_stream(conn: H3Connection, stream_id: int) -> RequestStream:
     stream = conn._requests.get(stream_id)
+    if stream is None and stream_id in conn._finished_requests:
+        raise H3UsageError(
+            f"stream {stream_id} is finished: both sides ended it, or it was reset (then a"
+            " StreamReset event said why)"
+        )
     if stream is None or stream.abandoned:
         raise H3UsageError(f"stream {stream_id} is not an open request or push stream")
     if stream.stopped_by_peer is not None:
