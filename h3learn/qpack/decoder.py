@@ -30,7 +30,7 @@ matching `QpackError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from h3learn.events import NullRecorder, Recorder
 from h3learn.qpack.configuration import check_qpack_settings
@@ -43,8 +43,6 @@ from h3learn.qpack.decoder_instructions import (
 from h3learn.qpack.dynamic_table import (
     DynamicTable,
     absolute_from_encoder_relative,
-    absolute_from_post_base,
-    absolute_from_relative,
     entry_size,
 )
 from h3learn.qpack.encoder_instructions import (
@@ -56,20 +54,14 @@ from h3learn.qpack.encoder_instructions import (
 )
 from h3learn.qpack.errors import DecompressionFailed, EncoderStreamError
 from h3learn.qpack.field_lines import (
-    FieldLine,
     FieldSectionPrefix,
-    IndexedFieldLine,
-    IndexedFieldLineWithPostBaseIndex,
-    LiteralFieldLineWithLiteralName,
-    LiteralFieldLineWithNameReference,
-    LiteralFieldLineWithPostBaseNameReference,
     base_from_delta,
     decode_required_insert_count,
     max_entries,
     parse_field_line,
 )
+from h3learn.qpack.field_resolution import ResolvedLine, resolve, static_entry
 from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
-from h3learn.qpack.static_table import STATIC_TABLE, STATIC_TABLE_SIZE
 from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
 
@@ -92,17 +84,6 @@ class DecodedFieldSection:
 class _BlockedSection:
     required_insert_count: int
     data: bytes
-
-
-class _ResolvedLine(NamedTuple):
-    """What a field line representation resolved to (for the headers_decoded event)."""
-
-    line: FieldLine
-    name: bytes
-    value: bytes
-    table: str  # "static", "dynamic" or "literal"
-    absolute_index: int | None = None
-    static_index: int | None = None
 
 
 class Decoder:
@@ -193,7 +174,9 @@ class Decoder:
             return
         if isinstance(instruction, InsertWithNameReference):
             if instruction.static:
-                name = self._static_entry_for_encoder_stream(instruction.name_index)[0]
+                name = static_entry(
+                    instruction.name_index, "encoder instruction", EncoderStreamError
+                )[0]
             else:
                 name = self._dynamic_entry_for_encoder_stream(instruction.name_index)[0]
             value = instruction.value
@@ -209,16 +192,6 @@ class Decoder:
                 "9204#3.2.2",
             )
         table.insert(name, value)
-
-    def _static_entry_for_encoder_stream(self, index: int) -> Header:
-        if index >= STATIC_TABLE_SIZE:
-            raise EncoderStreamError(
-                f"encoder instruction refers to static index {index}; the static table has"
-                f" {STATIC_TABLE_SIZE} entries",
-                "9204#3.1",
-            )
-        _, name, value = STATIC_TABLE[index]
-        return name, value
 
     def _dynamic_entry_for_encoder_stream(self, relative_index: int) -> Header:
         absolute = absolute_from_encoder_relative(relative_index, self.table.insert_count)
@@ -353,14 +326,14 @@ class Decoder:
         base = base_from_delta(required_insert_count, prefix.sign, prefix.delta_base)
         headers: list[Header] = []
         never_indexed: list[bool] = []
-        resolved: list[_ResolvedLine] = []
+        resolved: list[ResolvedLine] = []
         lengths: list[int] = []
         largest_reference = -1
         try:
             while not reader.at_end():
                 start = reader.position
                 line = parse_field_line(reader)
-                result = self._resolve(line, base, required_insert_count)
+                result = resolve(line, base, required_insert_count, self.table)
                 headers.append((result.name, result.value))
                 never_indexed.append(getattr(line, "never_indexed", False))
                 if result.absolute_index is not None:
@@ -394,63 +367,6 @@ class Decoder:
             )
         return section
 
-    def _resolve(self, line: FieldLine, base: int, required_insert_count: int) -> _ResolvedLine:
-        """Find the name and value a field line stands for (RFC 9204 §4.5.2 - §4.5.6)."""
-        if isinstance(line, IndexedFieldLine):
-            if line.static:
-                name, value = self._static_entry(line.index)
-                return _ResolvedLine(line, name, value, "static", static_index=line.index)
-            absolute = absolute_from_relative(line.index, base)
-            entry = self._dynamic_entry(absolute, required_insert_count, "relative", line.index)
-            return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
-        if isinstance(line, LiteralFieldLineWithNameReference):
-            if line.static:
-                name = self._static_entry(line.name_index)[0]
-                return _ResolvedLine(line, name, line.value, "static", static_index=line.name_index)
-            absolute = absolute_from_relative(line.name_index, base)
-            name = self._dynamic_entry(
-                absolute, required_insert_count, "relative", line.name_index
-            )[0]
-            return _ResolvedLine(line, name, line.value, "dynamic", absolute)
-        if isinstance(line, LiteralFieldLineWithLiteralName):
-            return _ResolvedLine(line, line.name, line.value, "literal")
-        if isinstance(line, IndexedFieldLineWithPostBaseIndex):
-            absolute = absolute_from_post_base(line.index, base)
-            entry = self._dynamic_entry(absolute, required_insert_count, "post-base", line.index)
-            return _ResolvedLine(line, entry[0], entry[1], "dynamic", absolute)
-        assert isinstance(line, LiteralFieldLineWithPostBaseNameReference)
-        absolute = absolute_from_post_base(line.name_index, base)
-        name = self._dynamic_entry(absolute, required_insert_count, "post-base", line.name_index)[0]
-        return _ResolvedLine(line, name, line.value, "dynamic", absolute)
-
-    def _static_entry(self, index: int) -> Header:
-        if index >= STATIC_TABLE_SIZE:
-            raise DecompressionFailed(
-                f"field line refers to static index {index}; the static table has"
-                f" {STATIC_TABLE_SIZE} entries (0-{STATIC_TABLE_SIZE - 1})",
-                "9204#3.1",
-            )
-        _, name, value = STATIC_TABLE[index]
-        return name, value
-
-    def _dynamic_entry(
-        self, absolute: int, required_insert_count: int, kind: str, index: int
-    ) -> Header:
-        if absolute < 0 or absolute >= required_insert_count:
-            raise DecompressionFailed(
-                f"field line's {kind} index {index} means absolute index {absolute}, outside"
-                f" 0..{required_insert_count - 1} (below the Required Insert Count"
-                f" {required_insert_count})",
-                "9204#2.2.3",
-            )
-        entry = self.table.get(absolute)
-        if entry is None:
-            raise DecompressionFailed(
-                f"field line refers to dynamic entry {absolute}, which has been evicted",
-                "9204#2.2.3",
-            )
-        return entry.name, entry.value
-
     def _spans_of_section(self, data: bytes) -> tuple[Any, ...]:
         """Labels for a blocked section: its prefix, then its lines as one unresolved run."""
         if not self.recorder.enabled:
@@ -469,7 +385,7 @@ class Decoder:
         self,
         section: DecodedFieldSection,
         prefix: FieldSectionPrefix,
-        resolved: list[_ResolvedLine],
+        resolved: list[ResolvedLine],
         lengths: list[int],
         reader: SpanReader,
     ) -> None:
