@@ -42,8 +42,8 @@ def _new_connection(run: Run, action: Action) -> None:
     run.labels.clear()
     run.promises.clear()
     run.held.clear()
-    name_roles(run)
     run.network.deliver()
+    name_roles(run)
 
 
 def _headers(pairs: list[tuple[str, str]]) -> list[Header]:

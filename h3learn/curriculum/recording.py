@@ -80,25 +80,39 @@ class Network:
             self.memory = MemoryPair.create(
                 client_settings=client.settings(), server_settings=server.settings(), log=log
             )
-            self.client, self.server = self.memory.client, self.memory.server
+            self.client = _configured(self.memory.client, client)
+            _configured(self.memory.server, server)
         else:
-            self.client = H3Connection(
-                is_client=True, settings=client.settings(), recorder=log.for_endpoint("client")
+            self.client = _configured(
+                H3Connection(
+                    is_client=True, settings=client.settings(), recorder=log.for_endpoint("client")
+                ),
+                client,
             )
-            self.server = H3Connection(
-                is_client=False, settings=server.settings(), recorder=log.for_endpoint("server")
-            )
+
+            def make_server() -> H3Connection:
+                """Called by the pair once the client's first flight has reached the server
+                and TLS has selected "h3": a real server begins its HTTP/3 only then."""
+                connection = H3Connection(
+                    is_client=False, settings=server.settings(), recorder=log.for_endpoint("server")
+                )
+                return _configured(connection, server)
+
             self.quic = QuicMemoryPair.create(
                 client=self.client,
-                server=self.server,
+                server=make_server,
                 log=log,
                 clock=clock,
                 limits={"client": _receive_limits(client), "server": _receive_limits(server)},
             )
-        for connection, side in ((self.client, client), (self.server, server)):
-            connection.encoder.huffman = side.get("huffman")
-            connection.encoder.preferred_capacity = side.get("encoder_table_capacity")
-            connection.encoder.base_choice = side.get("encoder_base")
+
+    @property
+    def server(self) -> H3Connection:
+        """The server's connection (over QUIC, it exists once the first `deliver` has run)."""
+        if self.memory is not None:
+            return self.memory.server
+        assert self.quic is not None
+        return self.quic.h3learn("server")
 
     def endpoint(self, name: str) -> H3Connection:
         return self.client if name == "client" else self.server
@@ -125,6 +139,14 @@ class Network:
         if self.memory is None:
             raise ActionFailed('hold and release need the memory transport (transport = "memory")')
         return self.memory
+
+
+def _configured(connection: H3Connection, side: SideSettings) -> H3Connection:
+    """``connection`` with this side's encoder choices applied."""
+    connection.encoder.huffman = side.get("huffman")
+    connection.encoder.preferred_capacity = side.get("encoder_table_capacity")
+    connection.encoder.base_choice = side.get("encoder_base")
+    return connection
 
 
 def _receive_limits(side: SideSettings) -> ReceiveLimits:

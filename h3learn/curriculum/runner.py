@@ -60,9 +60,10 @@ def run_scenario(
 
     run = Run(connect(None), Recording(events=log.events))
     run.connect = connect
-    name_roles(run)
     if scenario.exchange_settings_first or scenario.transport == "quic":
         run.network.deliver()
+    # After the first delivery: over QUIC the server opens its streams only then.
+    name_roles(run)
     for action in actions:
         start = len(log.events)
         if action.id is not None:

@@ -25,10 +25,11 @@ server unidirectional 3, 7, 11, ...), and aioquic creates a locally-initiated st
 first time data is sent on it. The adapter calls `H3Connection.initiate` when it is made,
 so SETTINGS and the QPACK streams are queued at once and aioquic sends them when it can.
 When it can depends on when the adapter is made: a server should make it once TLS has
-agreed on "h3" (as transport/udp_server.py does). Made before aioquic has read the client's
-transport parameters, the streams exceed the stream limits aioquic assumes until then and
-wait for the end of the handshake, so SETTINGS leave one round trip late and a peer such as
-nghttp3 encodes its first requests without the dynamic table.
+agreed on "h3" (as transport/udp_server.py and transport/quic_memory.py do). Made before
+aioquic has read the client's transport parameters, the streams exceed the stream limits
+aioquic assumes until then and wait for the end of the handshake, so SETTINGS leave one
+round trip late and a peer such as nghttp3 encodes its first requests without the dynamic
+table.
 
 QUIC flow control (RFC 9000 §4) is aioquic's, but QPACK must respect it: its encoder writes
 no instruction that the encoder stream's credit does not cover (RFC 9204 §2.1.3). So the

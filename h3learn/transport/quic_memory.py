@@ -10,10 +10,21 @@ wall clock, no loss. Timers (ACK delay, loss detection, the closing period of RF
 
 Each side runs HTTP/3 in one of two ways:
 
-- h3learn's sans-IO `H3Connection`, carried by `H3OverQuic` (quic.py); or
+- h3learn's sans-IO `H3Connection`, carried by `H3OverQuic` (quic.py): pass the connection,
+  or, for the server, a function that makes it (see below); or
 - aioquic's own `aioquic.h3.connection.H3Connection` (pass the class: it needs the
   `QuicConnection`, which the pair makes), an independent HTTP/3 and QPACK (ls-qpack)
   implementation to test against.
+
+The client's HTTP/3 starts at once: its control and QPACK streams are queued before its
+first datagram and leave with the handshake's first flights (RFC 9114 §6.2.1). The server's
+starts when its QUIC connection has read the client's first flight and TLS has selected
+"h3" (aioquic's ProtocolNegotiated, RFC 9114 §3.1), as in transport/udp_server.py and
+aioquic's own server: a real server has nothing to send, and no client to send it to,
+before that. Its SETTINGS then leave in its first flight (0.5-RTT data, RFC 9001 §4.1.1).
+A server given as a function is also made then, so even its SETTINGS are decided after the
+client's first datagram has arrived (made earlier only if a resuming client's ticket asks it
+to decide on 0-RTT while the ClientHello is read, which is also after that datagram).
 
 The server uses a self-signed certificate for localhost (certificates.py): one held in
 memory with an Ed25519 key (see `_in_memory_certificate` for why), or the P-256 files of a
@@ -53,7 +64,12 @@ from aioquic.h3.connection import H3Connection as AioquicH3Connection
 from aioquic.h3.events import H3Event as AioquicH3Event
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
-from aioquic.quic.events import HandshakeCompleted, QuicEvent, StreamDataReceived
+from aioquic.quic.events import (
+    HandshakeCompleted,
+    ProtocolNegotiated,
+    QuicEvent,
+    StreamDataReceived,
+)
 from aioquic.tls import SessionTicket
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -71,8 +87,9 @@ ENDPOINTS = ("client", "server")
 #: Where the endpoints pretend to be. No socket is ever opened.
 ADDRESSES = {"client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 4433)}
 
-#: An endpoint: h3learn's connection, or aioquic's H3Connection class (built by the pair).
-Side = H3Connection | type[AioquicH3Connection]
+#: An endpoint: h3learn's connection, a function that makes one when the pair starts that
+#: side's HTTP/3, or aioquic's H3Connection class (built by the pair).
+Side = H3Connection | Callable[[], H3Connection] | type[AioquicH3Connection]
 AnyH3Event = H3Event | AioquicH3Event
 
 #: RFC 8999 §5.1: the most significant bit of a QUIC packet's first byte is the header form.
@@ -117,6 +134,32 @@ class _Datagram:
     data: bytes
 
 
+@dataclass
+class _NotStarted:
+    """A side whose HTTP/3 has not started yet (the server's, until "h3" is agreed)."""
+
+    side: Side
+    #: Its h3learn connection once made: given as it is, or made early (`connection`).
+    made: H3Connection | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.side, H3Connection):
+            self.made = self.side
+
+    @property
+    def runs_aioquic(self) -> bool:
+        return isinstance(self.side, type)
+
+    def connection(self) -> H3Connection:
+        """The h3learn connection, made now if it was given as a function."""
+        if self.made is None:
+            side = self.side
+            if isinstance(side, type):
+                raise TypeError("this side runs aioquic's H3Connection")
+            self.made = side if isinstance(side, H3Connection) else side()
+        return self.made
+
+
 @functools.cache
 def _in_memory_certificate() -> tuple[x509.Certificate, PrivateKey]:
     """One certificate per process, when no directory is given (none is written to disk).
@@ -153,7 +196,7 @@ class QuicMemoryPair:
     """A client and a server talking QUIC to each other through memory."""
 
     quic: dict[str, QuicConnection]
-    #: Each side's HTTP/3: an `H3OverQuic` adapter, or aioquic's H3Connection.
+    #: Each side's HTTP/3 once started: an `H3OverQuic` adapter, or aioquic's H3Connection.
     sides: dict[str, H3OverQuic | AioquicH3Connection]
     clock: VirtualClock
     log: EventLog | None
@@ -170,6 +213,8 @@ class QuicMemoryPair:
     client_tickets: list[SessionTicket] = field(default_factory=list)
     #: The server's memory of the tickets it issued, if it issues any.
     server_tickets: ServerTickets | None = None
+    #: Sides whose HTTP/3 waits for the handshake to select "h3": the server's at first.
+    _not_started: dict[str, _NotStarted] = field(default_factory=dict)
     _in_flight: deque[_Datagram] = field(default_factory=deque)
     #: Sides that know where to send: the client from `connect`, the server once the
     #: client's first datagram has told it the client's address.
@@ -192,6 +237,11 @@ class QuicMemoryPair:
         limits: dict[str, ReceiveLimits] | None = None,
     ) -> QuicMemoryPair:
         """Two QUIC endpoints, the client's first flight already queued; then call `pump`.
+
+        The client's HTTP/3 starts now; the server's once its QUIC connection has read the
+        client's first flight and agreed on "h3" (see the module docstring). ``server``
+        may be a function that makes the server's H3Connection: it is called then, so the
+        server decides its SETTINGS only once a client has arrived.
 
         ``log`` receives the transport events (give it the log the h3learn connections
         record into, so everything shares one order). ``certificate_directory`` makes the
@@ -217,6 +267,10 @@ class QuicMemoryPair:
             (limits or {}).get(name, ReceiveLimits()).apply(configuration)
         if resume is not None:
             client_configuration.session_ticket = resume.ticket
+        for name, side in (("client", client), ("server", server)):
+            if isinstance(side, H3Connection):
+                _check_role(name, side)
+        waiting = _NotStarted(server)
         tickets: list[SessionTicket] = []
         client_quic = QuicConnection(
             configuration=client_configuration, session_ticket_handler=tickets.append
@@ -224,34 +278,36 @@ class QuicMemoryPair:
         server_quic = QuicConnection(
             configuration=server_configuration,
             original_destination_connection_id=client_quic.original_destination_connection_id,
-            **_server_ticket_callbacks(server_tickets, server),
+            **_server_ticket_callbacks(server_tickets, waiting),
         )
         client_quic.connect(ADDRESSES["server"], now=clock.seconds)
         quic = {"client": client_quic, "server": server_quic}
-        sides: dict[str, H3OverQuic | AioquicH3Connection] = {}
-        for name, side in (("client", client), ("server", server)):
-            if isinstance(side, H3Connection):
-                if side.is_client != (name == "client"):
-                    raise ValueError(
-                        f"the {name} side's H3Connection has is_client={side.is_client}"
-                    )
-                sides[name] = H3OverQuic(quic[name], side, _recorder(log, name))
-            else:
-                sides[name] = side(quic[name])
         return cls(
             quic=quic,
-            sides=sides,
+            sides={"client": _start(client_quic, _NotStarted(client), "client", log)},
             clock=clock,
             log=log,
             one_way_delay=one_way_delay,
             client_tickets=tickets,
             server_tickets=server_tickets,
+            _not_started={"server": waiting},
         )
 
     # -- the sides ---------------------------------------------------------------------------
 
     def h3learn(self, name: str) -> H3Connection:
-        """The h3learn H3Connection of side ``name`` (TypeError if that side is aioquic's)."""
+        """The h3learn H3Connection of side ``name`` (TypeError if that side is aioquic's).
+
+        Before the server's HTTP/3 has started, the server's connection exists only if it
+        was given as one (or made early to decide on 0-RTT); otherwise `NotStartedError`.
+        """
+        waiting = self._not_started.get(name)
+        if waiting is not None:
+            if waiting.runs_aioquic:
+                raise TypeError(f"the {name} side runs aioquic's H3Connection")
+            if waiting.made is None:
+                raise NotStartedError(name)
+            return waiting.made
         side = self.sides[name]
         if not isinstance(side, H3OverQuic):
             raise TypeError(f"the {name} side runs aioquic's H3Connection")
@@ -259,6 +315,11 @@ class QuicMemoryPair:
 
     def aioquic(self, name: str) -> AioquicH3Connection:
         """aioquic's H3Connection of side ``name`` (TypeError if that side is h3learn's)."""
+        waiting = self._not_started.get(name)
+        if waiting is not None:
+            if not waiting.runs_aioquic:
+                raise TypeError(f"the {name} side runs h3learn's H3Connection")
+            raise NotStartedError(name)
         side = self.sides[name]
         if isinstance(side, H3OverQuic):
             raise TypeError(f"the {name} side runs h3learn's H3Connection")
@@ -385,17 +446,23 @@ class QuicMemoryPair:
                 self.quic[name].handle_timer(now=self.now)
 
     def _process_events(self, delivered: dict[str, list[AnyH3Event]]) -> None:
-        """Hand each side's QUIC events to its HTTP/3, and its answers back to QUIC."""
+        """Hand each side's QUIC events to its HTTP/3, and its answers back to QUIC.
+
+        A side whose HTTP/3 has not started starts it when TLS has selected "h3"; the QUIC
+        events before that one (connection IDs issued) mean nothing to HTTP/3.
+        """
         for name in ENDPOINTS:
             quic = self.quic[name]
-            side = self.sides[name]
+            side = self.sides.get(name)
             event = quic.next_event()
             while event is not None:
                 self.quic_events[name].append(event)
+                if side is None and isinstance(event, ProtocolNegotiated):
+                    side = self._start_http3(name)
                 events: list[AnyH3Event] = []
                 if isinstance(side, H3OverQuic):
                     events.extend(side.quic_event_received(event))
-                else:
+                elif side is not None:
                     self._record_aioquic_event(name, event)
                     events.extend(side.handle_event(event))
                 delivered[name].extend(events)
@@ -404,6 +471,17 @@ class QuicMemoryPair:
             if isinstance(side, H3OverQuic):
                 self._report_close_at_once(name, side, delivered)
                 side.transmit_actions()
+
+    def _start_http3(self, name: str) -> H3OverQuic | AioquicH3Connection:
+        """TLS selected "h3" (RFC 9114 §3.1): start this side's HTTP/3 on its connection.
+
+        Not earlier: until QUIC has read the peer's transport parameters (in the same
+        ClientHello) it assumes no stream may be opened, and streams opened before then
+        would wait for the end of the handshake (quic.py).
+        """
+        waiting = self._not_started.pop(name)
+        self.sides[name] = _start(self.quic[name], waiting, name, self.log)
+        return self.sides[name]
 
     def _report_close_at_once(
         self, name: str, side: H3OverQuic, delivered: dict[str, list[AnyH3Event]]
@@ -458,16 +536,52 @@ class QuicMemoryPair:
             record_handshake(recorder, name, self.quic[name], event)
 
 
-def _server_ticket_callbacks(tickets: ServerTickets | None, server: Side) -> dict[str, Any]:
-    """aioquic's ticket callbacks for an h3learn server that remembers its tickets."""
+class NotStartedError(LookupError):
+    """A side's HTTP/3 was asked for before it started (the server's, before "h3" is agreed)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"the {name}'s HTTP/3 has not started: the client's first flight has not"
+            f" reached it yet (pump first)"
+        )
+
+
+def _check_role(name: str, h3: H3Connection) -> None:
+    if h3.is_client != (name == "client"):
+        raise ValueError(f"the {name} side's H3Connection has is_client={h3.is_client}")
+
+
+def _start(
+    quic: QuicConnection, waiting: _NotStarted, name: str, log: EventLog | None
+) -> H3OverQuic | AioquicH3Connection:
+    """Start one side's HTTP/3 on its QUIC connection (its control and QPACK streams)."""
+    side = waiting.side
+    if isinstance(side, type):
+        aioquic_h3: AioquicH3Connection = side(quic)
+        return aioquic_h3
+    h3 = waiting.connection()
+    _check_role(name, h3)
+    return H3OverQuic(quic, h3, _recorder(log, name))
+
+
+def _server_ticket_callbacks(tickets: ServerTickets | None, server: _NotStarted) -> dict[str, Any]:
+    """aioquic's ticket callbacks for an h3learn server that remembers its tickets.
+
+    aioquic asks for a ticket while it reads the ClientHello, before the server's HTTP/3
+    starts; a server given as a function is then made at that moment, to decide on 0-RTT.
+    """
     if tickets is None:
         return {}
-    if not isinstance(server, H3Connection):
+    if server.runs_aioquic:
         raise TypeError("server_tickets needs an h3learn server: it decides on 0-RTT")
-    return {
-        "session_ticket_handler": tickets.handler_for(server),
-        "session_ticket_fetcher": tickets.fetcher_for(server),
-    }
+
+    def issued(ticket: SessionTicket) -> None:
+        tickets.handler_for(server.connection())(ticket)
+
+    def fetch(label: bytes) -> SessionTicket | None:
+        return tickets.fetcher_for(server.connection())(label)
+
+    return {"session_ticket_handler": issued, "session_ticket_fetcher": fetch}
 
 
 def _recorder(log: EventLog | None, name: str) -> Recorder:

@@ -163,3 +163,52 @@ def test_a_datagram_cites_the_invariant_layout_of_its_first_packets_header() -> 
     forms = {e.data["first_packet_header"]: e.rfc for e in datagrams}
     assert "8999#5.1" in forms["long"] and "8999#5.2" not in forms["long"]
     assert "8999#5.2" in forms["short"] and "8999#5.1" not in forms["short"]
+
+
+def first_datagram_arrival(pair: QuicMemoryPair, log: EventLog) -> tuple[int, float]:
+    """The seq of the client's first datagram, and when (ms) it reaches the server."""
+    first = next(e for e in log.events if e.name == "datagram_sent")
+    assert first.endpoint == "client"
+    return first.seq, first.time + pair.one_way_delay * 1000
+
+
+@pytest.mark.parametrize("given", ["a function", "a connection"])
+def test_the_server_starts_http3_only_after_the_clients_first_datagram_arrives(
+    given: str,
+) -> None:
+    """RFC 9114 §3.1, §6.2.1: a server has no connection, and nothing to send on one, until
+    the client's first flight (its ClientHello, offering "h3") has reached it. Its control
+    and QPACK streams and its SETTINGS then leave in its first flight (RFC 9001 §4.1.1).
+    Given as a function, the server is made then, so its SETTINGS are decided then too;
+    given as a connection, it was made (and decided them) before, but opens nothing."""
+    clock = VirtualClock()
+    log = EventLog(clock=clock)
+
+    def make_server() -> H3Connection:
+        return H3Connection(is_client=False, recorder=log.for_endpoint("server"))
+
+    pair = QuicMemoryPair.create(
+        client=H3Connection(is_client=True, recorder=log.for_endpoint("client")),
+        server=make_server if given == "a function" else make_server(),
+        log=log,
+        clock=clock,
+    )
+    if given == "a function":
+        with pytest.raises(LookupError, match="has not started"):
+            pair.h3learn("server")
+    pair.pump()
+    first_seq, arrival = first_datagram_arrival(pair, log)
+    server_http3 = [e for e in log.events if e.endpoint == "server" and e.category == "http3"]
+    if given == "a connection":
+        made, *server_http3 = server_http3
+        assert (made.name, made.data["owner"]) == ("parameters_set", "local")
+    assert server_http3, "the server did start"
+    early = [e.summary for e in server_http3 if e.seq < first_seq or e.time < arrival]
+    assert early == [], "server HTTP/3 before the client's first datagram reached it"
+    server_datagrams = [
+        e for e in log.events if e.endpoint == "server" and e.name == "datagram_sent"
+    ]
+    settings_sent = next(e for e in server_http3 if e.name == "frame_created")
+    assert settings_sent.data["frame"]["frame_type"] == "settings"
+    assert settings_sent.seq < server_datagrams[0].seq, "SETTINGS leave in its first flight"
+    assert pair.h3learn("server").peer_settings_received
