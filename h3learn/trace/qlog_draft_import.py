@@ -39,6 +39,7 @@ from datetime import datetime
 from typing import Any, TypeGuard
 
 from h3learn.events import ENDPOINTS, Event, FieldSpan
+from h3learn.h3.settings import qlog_setting, setting_name
 from h3learn.trace.qlog import H3LEARN_QPACK_EVENTS
 from h3learn.trace.qlog_import import (
     Record,
@@ -62,14 +63,6 @@ PARAMETER_IDS = {
     "blocked_streams_count": 0x07,
     "extended_connect": 0x08,
     "h3_datagram": 0x33,
-}
-#: The names h3learn shows settings by (h3learn.h3.settings.SettingId).
-SETTING_NAMES = {
-    0x01: "QPACK_MAX_TABLE_CAPACITY",
-    0x06: "MAX_FIELD_SECTION_SIZE",
-    0x07: "QPACK_BLOCKED_STREAMS",
-    0x08: "ENABLE_CONNECT_PROTOCOL",
-    0x33: "H3_DATAGRAM",
 }
 #: h3learn's own events that belong to the transport category (the rest are http3).
 TRANSPORT_EVENTS = frozenset(
@@ -307,6 +300,7 @@ def _qpack(seq: int, time: float, endpoint: str, name: str, data: dict[str, Any]
         what = str(out.get("instruction_type", "instruction")).replace("_", " ")
     elif name in ("headers_encoded", "headers_decoded"):
         prefix = _dict(data.get("block_prefix"))
+        base = _base(prefix)
         out = {
             "stream_id": stream_id,
             "headers": list(_list(data.get("headers"))),
@@ -315,8 +309,10 @@ def _qpack(seq: int, time: float, endpoint: str, name: str, data: dict[str, Any]
                 "sign": prefix.get("sign_bit"),
                 "delta_base": prefix.get("delta_base"),
             },
-            "field_lines": [_field_line(line) for line in _list(data.get("header_block"))],
+            "field_lines": [_field_line(line, base) for line in _list(data.get("header_block"))],
         }
+        if base is not None:
+            out["prefix"]["base"] = base
         what = f"field section of {len(out['headers'])} fields"
     elif name == "dynamic_table_updated":
         out = dict(data)
@@ -392,16 +388,46 @@ def _varint(data: bytes) -> int:
 
 
 def _named(identifier: int, value: Any) -> dict[str, Any]:
-    name = SETTING_NAMES.get(identifier, f"unknown {identifier:#x}")
-    return {"id": identifier, "name": name, "value": value}
+    """A setting as h3learn records it (h3learn.h3.recording.settings_json)."""
+    named: dict[str, Any] = {"id": identifier, "name": setting_name(identifier), "value": value}
+    if _int_or_none(value) is not None:
+        named["qlog"] = qlog_setting(identifier, value)
+    return named
 
 
-def _field_line(line: Any) -> dict[str, Any]:
+def _base(prefix: dict[str, Any]) -> int | None:
+    """RFC 9204 §4.5.1.2: the Base, from the Required Insert Count, sign bit and Delta Base
+    (None when the file leaves them out or they give no valid Base)."""
+    required = _int_or_none(prefix.get("required_insert_count"))
+    delta = _int_or_none(prefix.get("delta_base"))
+    sign = prefix.get("sign_bit")
+    if required is None or delta is None or not isinstance(sign, bool):
+        return None
+    if not sign:
+        return required + delta
+    return required - delta - 1 if delta < required else None
+
+
+def _field_line(line: Any, base: int | None) -> dict[str, Any]:
+    """A field line as h3learn records it, with the table and absolute index worked out
+    again from its relative or post-base index (RFC 9204 §3.2.5, §3.2.6): the replay needs
+    them to know which entries a section awaiting acknowledgment still refers to."""
     out = dict(_dict(line))
     kind = out.pop("header_field_type", None)
     out["type"] = FIELD_LINE_TYPES.get(str(kind), kind)
     if "preserve_literal" in out:
         out["is_never_indexed"] = out.pop("preserve_literal")
+    index = _int_or_none(out.get("index", out.get("name_index")))
+    table = out.get("table_type")
+    if out["type"] == "literal_without_name" or index is None:
+        out.setdefault("table", "literal")
+    elif table == "static":
+        out.setdefault("table", "static")
+        out.setdefault("static_index", index)
+    elif table == "dynamic" and base is not None:
+        out.setdefault("table", "dynamic")
+        post_base = out.get("is_post_base") is True
+        out.setdefault("absolute_index", base + index if post_base else base - 1 - index)
     return out
 
 
