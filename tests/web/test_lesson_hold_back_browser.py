@@ -5,6 +5,9 @@ of step 35 says "still expecting_headers". Until the learner answers, that summa
 nowhere on the page (the diagram, its search) and the page must fetch nothing of the later
 steps; once answered, the steps up to the next question appear (docs/lessons.md, "What the
 page holds back while a question waits").
+
+Once answered, a question's result (the "Right." box and its "Reveal step N →" button)
+belongs to the step just before it: a learner who moves on with Next no longer sees it.
 """
 
 from __future__ import annotations
@@ -172,3 +175,46 @@ def test_with_every_question_answered_nothing_is_held_back(page: Any, base_url: 
         .first.get_attribute("href")
         .startswith("/lesson/")
     )
+
+
+SCREENSHOTS = "/tmp/h3learn-lesson-checkpoint-flow"
+
+
+def notes_loaded(page: Any) -> str:
+    page.wait_for_selector("#lesson-notes[aria-busy='false']")
+    text: str = page.text_content("#lesson-notes")
+    return text
+
+
+def test_a_questions_result_goes_once_the_learner_steps_on_with_next(
+    page: Any, base_url: str
+) -> None:
+    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/1")
+    wait_for_step(page, 1)
+    page.click("#next")
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")
+    assert page.text_content("#checkpoint h3") == "Predict before step 2"
+    page.fill("#checkpoint-answer", "2")
+    page.click("#checkpoint-check")
+    page.wait_for_selector("#checkpoint-result")
+    assert page.text_content("#checkpoint-continue") == "Reveal step 2 →"
+    # Next rather than the box's button: the question's step shows the result in its notes,
+    # and the box (with its button) is gone.
+    page.click("#next")
+    wait_for_step(page, 2)
+    assert page.locator("#checkpoint").is_hidden()
+    assert "Right." in notes_loaded(page)
+    page.screenshot(path=f"{SCREENSHOTS}-step2.png", full_page=True)
+    for step in range(3, 11):
+        page.click("#next")
+        wait_for_step(page, step)
+    assert page.locator("#checkpoint").is_hidden()
+    assert not page.is_visible("#checkpoint-continue")
+    assert "Right." not in notes_loaded(page)
+    page.screenshot(path=f"{SCREENSHOTS}-step10.png", full_page=True)
+    # Back at the step before the question: it is answered, so nothing stops the learner.
+    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/1")
+    wait_for_step(page, 1)
+    page.click("#next")
+    wait_for_step(page, 2)
+    assert page.locator("#checkpoint").is_hidden()

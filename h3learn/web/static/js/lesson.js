@@ -30,6 +30,9 @@ let classAsks = null; // the checkpoint a class is being asked (classroom_lesson
 
 let lesson = null; // GET /api/lessons/<id>, once it has arrived
 let asking = null; // the checkpoint on screen
+// The checkpoint whose result (and its "Reveal step N →" button) the checkpoint box shows:
+// it belongs to the step just before the question and goes once the learner leaves it.
+let resultOf = null;
 let shownStep = null;
 let solved = null; // {stop, answer} just answered: its explanation stays until the learner moves on
 // A step asked for past unanswered questions (a deep link, the RFC reader, a jump): the
@@ -116,6 +119,7 @@ root.addEventListener("h3learn:step", (event) => {
   progress.last = step;
   saveProgress(lessonId, progress);
   if (asking && step !== asking.step - 1) hideQuestion();
+  if (resultOf && step !== resultOf.step - 1) hideResult();
   if (solved && step !== solved.stop.step && step !== solved.stop.step - 1) solved = null;
   showNotes(step);
   updateHidden(); // a class may have moved this page past a question
@@ -164,7 +168,13 @@ function hideQuestion() {
   $("checkpoint").hidden = true;
 }
 
+function hideResult() {
+  resultOf = null;
+  $("checkpoint").hidden = true;
+}
+
 function renderQuestion(stop) {
+  resultOf = null;
   const box = clear($("checkpoint"));
   box.hidden = false;
   if (!lesson) {
@@ -239,9 +249,10 @@ async function submit(stop, body) {
   hideQuestion();
   const box = clear($("checkpoint"));
   box.hidden = false;
+  resultOf = stop;
   const next = h("button", { type: "button", id: "checkpoint-continue" }, `Reveal step ${stop.step} →`);
   next.addEventListener("click", () => {
-    $("checkpoint").hidden = true;
+    hideResult();
     go(stop.step);
   });
   box.append(resultBlock(answer, false), h("p", {}, next));
