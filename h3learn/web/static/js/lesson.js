@@ -36,7 +36,9 @@ let resultOf = null;
 let shownStep = null;
 let solved = null; // {stop, answer} just answered: its explanation stays until the learner moves on
 // A step asked for past unanswered questions (a deep link, the RFC reader, a jump): the
-// learner is stopped at the first question and told how many stand before that step.
+// learner is stopped at the first question and told how many stand before that step; once
+// it is answered (or revealed), the result's button goes on towards that step, stopping
+// at the next question before it, until the step is reached.
 let detour = null;
 
 // -- the steps held back ---------------------------------------------------------------------
@@ -120,6 +122,7 @@ root.addEventListener("h3learn:step", (event) => {
   saveProgress(lessonId, progress);
   if (asking && step !== asking.step - 1) hideQuestion();
   if (resultOf && step !== resultOf.step - 1) hideResult();
+  if (detour !== null && step >= detour) detour = null;
   if (solved && step !== solved.stop.step && step !== solved.stop.step - 1) solved = null;
   showNotes(step);
   updateHidden(); // a class may have moved this page past a question
@@ -250,10 +253,13 @@ async function submit(stop, body) {
   const box = clear($("checkpoint"));
   box.hidden = false;
   resultOf = stop;
-  const next = h("button", { type: "button", id: "checkpoint-continue" }, `Reveal step ${stop.step} →`);
+  // A learner on their way to a later step (detour) goes on to it.
+  const target = detour !== null && detour > stop.step ? detour : stop.step;
+  const next = h("button", { type: "button", id: "checkpoint-continue" },
+    target === stop.step ? `Reveal step ${stop.step} →` : `On to step ${target} →`);
   next.addEventListener("click", () => {
     hideResult();
-    go(stop.step);
+    go(target);
   });
   box.append(resultBlock(answer, false), h("p", {}, next));
   next.focus({ preventScroll: true });
