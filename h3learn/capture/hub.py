@@ -30,6 +30,7 @@ from typing import Any
 from h3learn.events import Event
 from h3learn.trace.captures import (
     CLOSED,
+    FAILED,
     LIVE,
     CaptureStore,
     capture_row,
@@ -135,16 +136,21 @@ class CaptureHub:
         self.touch(capture.id)
 
     def ended(self, recording: CaptureRecording, path: Path | None) -> None:
-        """The connection ended: its trace is final (or, with no event at all, gone)."""
+        """The connection ended: its trace is final (or, with no event at all, gone).
+
+        A connection that was never established (its trace ends in ``connection_failed``)
+        ends as ``failed``, not ``closed``; its events are kept all the same.
+        """
         capture = recording.capture
+        with capture.lock:
+            summary = capture.summary.to_json()
+            state = FAILED if capture.summary.never_established else CLOSED
         if path is None:
             self.store.info_path(capture.id).unlink(missing_ok=True)
         else:
-            with capture.lock:
-                summary = capture.summary.to_json()
-            self.store.update_info(capture.id, state=CLOSED, summary=summary)
+            self.store.update_info(capture.id, state=state, summary=summary)
         with self._lock:
-            capture.state = CLOSED
+            capture.state = state
             self._live.pop(capture.id, None)
             if path is None:
                 self._removed.add(capture.id)

@@ -48,8 +48,9 @@ INFO_SUFFIX = ".info.json"
 MAX_TITLE = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-#: The states a capture is in: its connection runs; it ended; the process stopped first.
-LIVE, CLOSED, INTERRUPTED = "live", "closed", "interrupted"
+#: The states a capture is in: its connection runs; it ended; the process stopped first;
+#: it was never established (a fetch whose handshake never completed).
+LIVE, CLOSED, INTERRUPTED, FAILED = "live", "closed", "interrupted", "failed"
 
 
 def is_visible(character: str) -> bool:

@@ -15,7 +15,9 @@ runs or when a saved capture is read again, and answers:
 - ``peer_settings``: the SETTINGS the peer announced (RFC 9114 §7.2.4);
 - ``errors``: stream and connection errors, each as one line (``H3_FRAME_UNEXPECTED: ...``);
 - ``closed``: how the connection ended (a ``connection_closed`` or ``connection_error``;
-  ``idle timeout`` when QUIC dropped a silent connection, which is not counted as an error).
+  ``idle timeout`` when QUIC dropped a silent connection, which is not counted as an error;
+  ``never established: connection refused`` and the like after a ``connection_failed``,
+  a client whose handshake never completed: see `never_established`).
 
 Nothing here parses bytes: headers come from ``headers_decoded`` / ``headers_encoded``
 events, SETTINGS from ``parameters_set`` (docs/events.md).
@@ -28,6 +30,8 @@ from typing import Any
 
 from h3learn.events import Event
 
+#: ``closed`` of a connection whose handshake never completed starts with this.
+NEVER_ESTABLISHED = "never established"
 #: At most this many error lines are kept (the count goes on).
 MAX_ERROR_LINES = 20
 
@@ -104,6 +108,13 @@ class ConnectionSummary:
                 self.closed = str(event.data.get("code_name", "error"))
         elif name == "connection_closed":
             self.closed = str(event.data.get("code_name", "closed"))
+        elif name == "connection_failed":
+            self.closed = f"{NEVER_ESTABLISHED}: {event.data.get('cause', 'no handshake')}"
+
+    @property
+    def never_established(self) -> bool:
+        """The connection's handshake never completed (the trace ends in ``connection_failed``)."""
+        return (self.closed or "").startswith(NEVER_ESTABLISHED)
 
     def add_all(self, events: list[Event]) -> ConnectionSummary:
         for event in events:

@@ -70,6 +70,7 @@ TRANSPORT_EVENTS = frozenset(
         "stream_data_sent",
         "stream_data_received",
         "handshake_completed",
+        "connection_failed",
         "datagram_sent",
         "connection_started",
         "send_limit_raised",

@@ -32,6 +32,8 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, HandshakeCompleted, QuicEvent
 
+from h3learn.events import Recorder
+from h3learn.h3 import closure
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode, code_name
 from h3learn.h3.http_events import (
@@ -130,10 +132,20 @@ class H3ClientProtocol(QuicConnectionProtocol):
         self.transmit()
         return future
 
-    def close_connection(self) -> None:
-        """Close with H3_NO_ERROR (RFC 9114 §5.3): every response is in."""
+    def close_connection(self, failure: str | None = None) -> None:
+        """Close with H3_NO_ERROR (RFC 9114 §5.3): every response is in.
+
+        A connection whose handshake never completed was never established: there is no
+        HTTP/3 connection to close, so the trace ends with ``connection_failed`` saying
+        why (``failure``), not with a close that never happened; QUIC still abandons its
+        attempt.
+        """
         if not self.h3.closed:
-            self.h3.close(ErrorCode.H3_NO_ERROR, "")
+            if self.bridge.handshake_done:
+                self.h3.close(ErrorCode.H3_NO_ERROR, "")
+            else:
+                record_never_established(self.bridge.recorder, failure)
+                closure.terminate(self.h3, ErrorCode.H3_NO_ERROR, "")
         self.bridge.transmit_actions()
         self.transmit()
 
@@ -366,6 +378,7 @@ async def _fetch_at(
     transport, protocol = await loop.create_datagram_endpoint(
         lambda: H3ClientProtocol(quic, recording, settings), sock=sock
     )
+    failure = "the fetch stopped before the handshake completed"
     try:
         protocol.connect(sockaddr)
         async with asyncio.timeout(timeout):
@@ -373,9 +386,17 @@ async def _fetch_at(
             futures = [protocol.request(target, method, data) for target in targets]
             return list(await asyncio.gather(*futures))
     except TimeoutError:
-        raise _timed_out(protocol, peer, timeout) from None
+        error = _timed_out(protocol, peer, timeout)
+        failure = str(error)
+        raise error from None
+    except ConnectionRefusedError:
+        failure = f"connection refused by {peer}: nothing listens on UDP port {sockaddr[1]}"
+        raise
+    except (OSError, FetchError) as error:
+        failure = str(error) if isinstance(error, FetchError) else _unreachable(peer, error)
+        raise
     finally:
-        protocol.close_connection()
+        protocol.close_connection(failure)
         try:
             async with asyncio.timeout(1.0):
                 await protocol.wait_closed()
@@ -383,6 +404,38 @@ async def _fetch_at(
             pass
         transport.close()
         recording.finish()
+
+
+def _unreachable(peer: str, error: OSError) -> str:
+    return f"cannot reach {peer}: {error.strerror or error}"
+
+
+def record_never_established(recorder: Recorder, reason: str | None) -> None:
+    """Record ``connection_failed``: the QUIC handshake never completed (RFC 9001 §4.1)."""
+    reason = reason or "the handshake did not complete"
+    recorder.record(
+        category="transport",
+        name="connection_failed",
+        stream_id=None,
+        data={"reason": reason, "cause": _cause(reason)},
+        rfc=("9001#4.1",),
+        summary=(
+            f"client: the connection was never established ({reason}): no handshake, so there is"
+            " no HTTP/3 connection to close"
+        ),
+    )
+
+
+def _cause(reason: str) -> str:
+    """A few words for the list of captures: ``connection refused``, ``no answer``, ..."""
+    for start, cause in (
+        ("connection refused", "connection refused"),
+        ("no answer", "no answer"),
+        ("cannot reach", "unreachable"),
+    ):
+        if reason.startswith(start):
+            return cause
+    return "no handshake"
 
 
 def _timed_out(protocol: H3ClientProtocol, peer: str, timeout: float) -> FetchError:

@@ -29,7 +29,7 @@ from h3learn.capture.endpoint import EndpointOptions, LiveEndpoint
 from h3learn.capture.fetcher import Fetcher
 from h3learn.capture.hub import CaptureHub
 from h3learn.h3.errors import ErrorCode
-from h3learn.trace.captures import CLOSED, CaptureStore
+from h3learn.trace.captures import CLOSED, FAILED, CaptureStore
 from h3learn.trace.store import read_trace
 from h3learn.transport.fetch_errors import FetchError
 from h3learn.transport.udp_client import fetch
@@ -92,6 +92,32 @@ def test_every_connection_is_a_capture_finished_with_its_summary(tmp_path: Path)
     assert rows["server"]["title"].startswith("Connection from 127.0.0.1:")
     assert rows["client"]["title"] == f"Readable client to 127.0.0.1:{live.address[1]}"  # type: ignore[index]
     assert job.capture_id == rows["client"]["id"]
+
+
+def test_a_fetch_that_never_connected_is_a_failed_capture_not_a_closed_one(
+    tmp_path: Path,
+) -> None:
+    """Nothing listens on UDP port 1 of 127.0.0.1: the ICMP port unreachable refuses the
+    fetch before any handshake. The capture keeps what the client recorded (its SETTINGS
+    and streams, queued) and ends by saying the connection was never established, not with
+    an H3_NO_ERROR close that never happened; the list calls it failed."""
+    hub = CaptureHub(CaptureStore(tmp_path / "captures"))
+    job = Fetcher(hub, timeout=5).start("https://127.0.0.1:1/", insecure=True)
+    assert job.done.wait(15) and job.state == "failed"
+    assert job.error == "connection refused by 127.0.0.1:1: nothing listens on UDP port 1"
+    wait_until(lambda: not hub.live_ids())
+    assert job.capture_id is not None
+    for row in (hub.row(job.capture_id), hub.store.row(job.capture_id)):
+        assert row["state"] == FAILED
+        assert row["closed"] == "never established: connection refused"
+        assert row["events"] > 1 and row["error_count"] == 0
+    events = read_trace(hub.store.path_of(job.capture_id)).events
+    assert names(events, "parameters_set"), "what was recorded is kept"
+    assert not names(events, "connection_closed") and not names(events, "connection_error")
+    last = events[-1]
+    assert (last.category, last.name) == ("transport", "connection_failed")
+    assert last.data["cause"] == "connection refused"
+    assert last.summary.startswith("client: the connection was never established")
 
 
 def test_stopping_closes_open_connections_and_finishes_their_captures(tmp_path: Path) -> None:

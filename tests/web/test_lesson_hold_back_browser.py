@@ -5,6 +5,12 @@ of step 35 says "still expecting_headers". Until the learner answers, that summa
 nowhere on the page (the diagram, its search) and the page must fetch nothing of the later
 steps; once answered, the steps up to the next question appear (docs/lessons.md, "What the
 page holds back while a question waits").
+
+Once answered, a question's result (the "Right." box and its "Reveal step N →" button)
+belongs to the step just before it: a learner who moves on with Next no longer sees it. A
+link to a step past several questions (the RFC reader's "Shown in the lessons") stops the
+learner at the first one; each answered question then leads on to the step asked for,
+stopping at the next question before it, until the learner gets there.
 """
 
 from __future__ import annotations
@@ -136,7 +142,13 @@ def test_before_its_question_is_answered_a_step_is_nowhere_on_the_page(
     assert page.locator(f".row.held[data-seq='{next_stop}']").count() == 1
     assert page.get_attribute("#handout-link", "href").split("#")[0].endswith(f"to={next_stop - 1}")
     page.screenshot(path="/tmp/h3learn-lesson-answered.png", full_page=True)
+    # The learner last asked for the hidden row's step: the button leads on to it.
+    assert page.text_content("#checkpoint-continue") == f"On to step {stop + 2} →"
     page.click("#checkpoint-continue")
+    wait_for_step(page, stop + 2)
+    page.click("#prev")
+    wait_for_step(page, stop + 1)
+    page.click("#prev")
     wait_for_step(page, stop)
     page.wait_for_function(
         "() => document.getElementById('lesson-notes').getAttribute('aria-busy') === 'false'"
@@ -172,3 +184,88 @@ def test_with_every_question_answered_nothing_is_held_back(page: Any, base_url: 
         .first.get_attribute("href")
         .startswith("/lesson/")
     )
+
+
+SCREENSHOTS = "/tmp/h3learn-lesson-checkpoint-flow"
+
+
+def notes_loaded(page: Any) -> str:
+    page.wait_for_selector("#lesson-notes[aria-busy='false']")
+    text: str = page.text_content("#lesson-notes")
+    return text
+
+
+def test_a_questions_result_goes_once_the_learner_steps_on_with_next(
+    page: Any, base_url: str
+) -> None:
+    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/1")
+    wait_for_step(page, 1)
+    page.click("#next")
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")
+    assert page.text_content("#checkpoint h3") == "Predict before step 2"
+    page.fill("#checkpoint-answer", "2")
+    page.click("#checkpoint-check")
+    page.wait_for_selector("#checkpoint-result")
+    assert page.text_content("#checkpoint-continue") == "Reveal step 2 →"
+    # Next rather than the box's button: the question's step shows the result in its notes,
+    # and the box (with its button) is gone.
+    page.click("#next")
+    wait_for_step(page, 2)
+    assert page.locator("#checkpoint").is_hidden()
+    assert "Right." in notes_loaded(page)
+    page.screenshot(path=f"{SCREENSHOTS}-step2.png", full_page=True)
+    for step in range(3, 11):
+        page.click("#next")
+        wait_for_step(page, step)
+    assert page.locator("#checkpoint").is_hidden()
+    assert not page.is_visible("#checkpoint-continue")
+    assert "Right." not in notes_loaded(page)
+    page.screenshot(path=f"{SCREENSHOTS}-step10.png", full_page=True)
+    # Back at the step before the question: it is answered, so nothing stops the learner.
+    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/1")
+    wait_for_step(page, 1)
+    page.click("#next")
+    wait_for_step(page, 2)
+    assert page.locator("#checkpoint").is_hidden()
+
+
+def test_a_link_past_several_questions_leads_on_to_its_step_after_each(
+    page: Any, base_url: str
+) -> None:
+    lesson = "06-capacity-eviction-and-duplicate"
+    page.goto(f"{base_url}/rfc/9204#s-4.3.4")
+    page.locator("#s-4\\.3\\.4 a.step-link", has_text="step 71").first.click()
+    page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")
+    stops = json.loads(page.get_attribute("#stepper", "data-checkpoints"))
+    before = sorted(stop["step"] for stop in stops if stop["step"] <= 71)
+    assert len(before) == 2, before
+    first, second = before
+    wait_for_step(page, first - 1)
+    assert page.text_content("#checkpoint-detour").startswith(
+        "You asked for step 71: 2 questions stand before it."
+    )
+    page.fill("#checkpoint-answer", "39")
+    page.click("#checkpoint-check")
+    page.wait_for_selector("#checkpoint-result")
+    assert "Right." in page.text_content("#checkpoint-result")
+    assert page.text_content("#checkpoint-continue") == "On to step 71 →"
+    page.screenshot(path=f"{SCREENSHOTS}-detour-answered.png", full_page=True)
+    page.click("#checkpoint-continue")
+    # On the way to step 71, the next question stops the learner again, and says why.
+    page.wait_for_selector(f"#checkpoint:not([hidden]) >> text=Predict before step {second}")
+    wait_for_step(page, second - 1)
+    assert page.text_content("#checkpoint-detour").startswith(
+        "You asked for step 71: this question stands before it."
+    )
+    page.screenshot(path=f"{SCREENSHOTS}-detour-second.png", full_page=True)
+    page.click("#checkpoint-reveal")
+    page.wait_for_selector("#checkpoint-result")
+    # The second question stands before step 71 itself: its button reveals that step.
+    assert second == 71
+    assert page.text_content("#checkpoint-continue") == "Reveal step 71 →"
+    page.click("#checkpoint-continue")
+    wait_for_step(page, 71)
+    assert page.url.endswith(f"/lesson/{lesson}/step/71")
+    assert page.locator("#checkpoint").is_hidden()
+    notes_loaded(page)
+    page.screenshot(path=f"{SCREENSHOTS}-detour-arrived.png", full_page=True)

@@ -30,10 +30,15 @@ let classAsks = null; // the checkpoint a class is being asked (classroom_lesson
 
 let lesson = null; // GET /api/lessons/<id>, once it has arrived
 let asking = null; // the checkpoint on screen
+// The checkpoint whose result (and its "Reveal step N →" button) the checkpoint box shows:
+// it belongs to the step just before the question and goes once the learner leaves it.
+let resultOf = null;
 let shownStep = null;
 let solved = null; // {stop, answer} just answered: its explanation stays until the learner moves on
 // A step asked for past unanswered questions (a deep link, the RFC reader, a jump): the
-// learner is stopped at the first question and told how many stand before that step.
+// learner is stopped at the first question and told how many stand before that step; once
+// it is answered (or revealed), the result's button goes on towards that step, stopping
+// at the next question before it, until the step is reached.
 let detour = null;
 
 // -- the steps held back ---------------------------------------------------------------------
@@ -116,6 +121,8 @@ root.addEventListener("h3learn:step", (event) => {
   progress.last = step;
   saveProgress(lessonId, progress);
   if (asking && step !== asking.step - 1) hideQuestion();
+  if (resultOf && step !== resultOf.step - 1) hideResult();
+  if (detour !== null && step >= detour) detour = null;
   if (solved && step !== solved.stop.step && step !== solved.stop.step - 1) solved = null;
   showNotes(step);
   updateHidden(); // a class may have moved this page past a question
@@ -164,7 +171,13 @@ function hideQuestion() {
   $("checkpoint").hidden = true;
 }
 
+function hideResult() {
+  resultOf = null;
+  $("checkpoint").hidden = true;
+}
+
 function renderQuestion(stop) {
+  resultOf = null;
   const box = clear($("checkpoint"));
   box.hidden = false;
   if (!lesson) {
@@ -239,10 +252,14 @@ async function submit(stop, body) {
   hideQuestion();
   const box = clear($("checkpoint"));
   box.hidden = false;
-  const next = h("button", { type: "button", id: "checkpoint-continue" }, `Reveal step ${stop.step} →`);
+  resultOf = stop;
+  // A learner on their way to a later step (detour) goes on to it.
+  const target = detour !== null && detour > stop.step ? detour : stop.step;
+  const next = h("button", { type: "button", id: "checkpoint-continue" },
+    target === stop.step ? `Reveal step ${stop.step} →` : `On to step ${target} →`);
   next.addEventListener("click", () => {
-    $("checkpoint").hidden = true;
-    go(stop.step);
+    hideResult();
+    go(target);
   });
   box.append(resultBlock(answer, false), h("p", {}, next));
   next.focus({ preventScroll: true });

@@ -17,7 +17,8 @@ function started(text) {
 }
 
 function stateBadge(row) {
-  const label = row.state === "live" ? "live" : row.state === "closed" ? `closed${row.closed ? ` (${row.closed})` : ""}` : row.state;
+  const label = row.state === "live" ? "live"
+    : ["closed", "failed"].includes(row.state) ? `${row.state}${row.closed ? ` (${row.closed})` : ""}` : row.state;
   return h("span", { class: `state-badge ${row.state}` }, label);
 }
 
