@@ -198,23 +198,23 @@ def notes_loaded(page: Any) -> str:
 def test_a_questions_result_goes_once_the_learner_steps_on_with_next(
     page: Any, base_url: str
 ) -> None:
-    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/1")
-    wait_for_step(page, 1)
+    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/0")
+    wait_for_step(page, 0)
     page.click("#next")
     page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")
-    assert page.text_content("#checkpoint h3") == "Predict before step 2"
+    assert page.text_content("#checkpoint h3") == "Predict before step 1"
     page.fill("#checkpoint-answer", "2")
     page.click("#checkpoint-check")
     page.wait_for_selector("#checkpoint-result")
-    assert page.text_content("#checkpoint-continue") == "Reveal step 2 →"
+    assert page.text_content("#checkpoint-continue") == "Reveal step 1 →"
     # Next rather than the box's button: the question's step shows the result in its notes,
     # and the box (with its button) is gone.
     page.click("#next")
-    wait_for_step(page, 2)
+    wait_for_step(page, 1)
     assert page.locator("#checkpoint").is_hidden()
     assert "Right." in notes_loaded(page)
-    page.screenshot(path=f"{SCREENSHOTS}-step2.png", full_page=True)
-    for step in range(3, 11):
+    page.screenshot(path=f"{SCREENSHOTS}-step1.png", full_page=True)
+    for step in range(2, 11):
         page.click("#next")
         wait_for_step(page, step)
     assert page.locator("#checkpoint").is_hidden()
@@ -222,10 +222,10 @@ def test_a_questions_result_goes_once_the_learner_steps_on_with_next(
     assert "Right." not in notes_loaded(page)
     page.screenshot(path=f"{SCREENSHOTS}-step10.png", full_page=True)
     # Back at the step before the question: it is answered, so nothing stops the learner.
-    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/1")
-    wait_for_step(page, 1)
+    page.goto(f"{base_url}/lesson/01-opening-a-connection/step/0")
+    wait_for_step(page, 0)
     page.click("#next")
-    wait_for_step(page, 2)
+    wait_for_step(page, 1)
     assert page.locator("#checkpoint").is_hidden()
 
 
