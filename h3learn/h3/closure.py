@@ -29,6 +29,8 @@ from h3learn.h3.errors import (
     H3StreamError,
     H3UsageError,
     code_name,
+    interpret_received_code,
+    registered_code,
     transport_code_name,
 )
 from h3learn.h3.frames import GoawayFrame
@@ -206,8 +208,9 @@ def connection_closed(
                     f"; no response came on stream {streams}, which may have been processed"
                     " or not: it is not known to be safe to retry"
                 )
-        no_error = 0 if transport else ErrorCode.H3_NO_ERROR
-        clean = idle_timeout is not None or error_code == no_error
+        clean = idle_timeout is not None or (
+            error_code == 0 if transport else closes_without_error(error_code)
+        )
         conn.trace.record(
             "connection_closed" if clean else "connection_error",
             None,
@@ -243,6 +246,12 @@ def describe_close(
         return data, ("9114#5.1", "9000#10.1"), summary
     name = transport_code_name(error_code) if transport else code_name(error_code)
     who = "QUIC closed the connection" if transport else "peer closed the connection"
+    sections: tuple[str, ...] = ("9000#10.2",) if transport else ("9114#5.3",)
+    shown = name
+    if not transport and registered_code(error_code) is None:
+        # RFC 9114 §9: a code this endpoint does not know counts as H3_NO_ERROR.
+        shown += ", which counts as H3_NO_ERROR"
+        sections += ("9114#9",)
     data = {
         "code": error_code,
         "code_name": name,
@@ -251,5 +260,11 @@ def describe_close(
         "rfc": "9000#20.1" if transport else "9114#8",
         "direction": "received",
     }
-    summary = f"{conn.trace.me}: {who}: {name}" + (f" ({reason})" if reason else "")
-    return data, ("9000#10.2",) if transport else ("9114#5.3",), summary
+    summary = f"{conn.trace.me}: {who}: {shown}" + (f" ({reason})" if reason else "")
+    return data, sections, summary
+
+
+def closes_without_error(error_code: int) -> bool:
+    """An HTTP/3 close that reports no error: H3_NO_ERROR, or a code this endpoint does not
+    know, which RFC 9114 §9 makes equivalent to it (aioquic's default close sends 0x0)."""
+    return interpret_received_code(error_code) is ErrorCode.H3_NO_ERROR
