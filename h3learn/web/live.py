@@ -106,7 +106,10 @@ def compare_ids() -> list[str]:
 @bp.get("/live")
 def live_page() -> str:
     return render_template(
-        "pages/live.html", endpoint=endpoint_info(), fetch_timeout=service().fetcher.timeout
+        "pages/live.html",
+        endpoint=endpoint_info(),
+        fetch_timeout=service().fetcher.timeout,
+        max_compare=MAX_COMPARE,
     )
 
 

@@ -116,8 +116,12 @@ function render() {
 
 function updateCompare() {
   for (const id of [...selected]) if (!rows.has(id)) selected.delete(id);
-  $("compare-button").disabled = selected.size < 2;
-  $("compare-button").textContent = selected.size ? `Compare selected (${selected.size})` : "Compare selected";
+  const button = $("compare-button");
+  const most = Number(button.dataset.max);
+  button.disabled = selected.size < 2 || selected.size > most;
+  button.textContent = !selected.size ? "Compare selected"
+    : selected.size > most ? `Compare selected (${selected.size}): at most ${most} at a time`
+      : `Compare selected (${selected.size})`;
 }
 
 function update(changed, removed) {

@@ -1,0 +1,55 @@
+"""The Live page's compare button in Debian's Chromium: it takes 2 to 8 captures.
+
+The captures are fed by in-memory endpoints (`FakeConnection` of test_live_api.py); the
+app runs on Werkzeug's server in a thread, stopped by the test's own handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import chromium, served
+from test_live_api import FakeConnection, service
+from web_helpers import make_app
+
+from h3learn.web.live import MAX_COMPARE
+
+pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture
+def base_url(tmp_path: Path) -> Iterator[str]:
+    app = make_app(tmp_path, LIVE_BATCH_SECONDS=0.02)
+    for number in range(MAX_COMPARE + 1):
+        connection = FakeConnection(app, agent=f"client-{number}/1.0")
+        connection.get()
+        connection.close()
+    try:
+        with served(app) as url:
+            yield url
+    finally:
+        service(app).close()
+
+
+def test_the_compare_button_takes_two_to_eight_captures(base_url: str) -> None:
+    with chromium() as browser:
+        page: Any = browser.new_page()
+        page.goto(base_url + "/live")
+        page.wait_for_selector("tr.capture")
+        boxes = page.locator("tr.capture input[type=checkbox]")
+        assert boxes.count() == MAX_COMPARE + 1
+        button = page.locator("#compare-button")
+        boxes.nth(0).check()
+        assert button.is_disabled()  # one is nothing to compare
+        for number in range(1, MAX_COMPARE):
+            boxes.nth(number).check()
+        assert button.is_enabled() and button.text_content() == "Compare selected (8)"
+        boxes.nth(MAX_COMPARE).check()
+        assert button.is_disabled()
+        assert button.text_content() == "Compare selected (9): at most 8 at a time"
+        page.screenshot(path="/tmp/h3learn-live-compare-nine.png", full_page=True)
+        boxes.nth(0).uncheck()
+        assert button.is_enabled()
