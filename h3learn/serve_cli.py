@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
                 max_field_section_size=args.max_field_section_size,
             ),
             data_dir,
+            say=_say,
         )
         try:
             endpoint.start()

@@ -14,7 +14,8 @@ pin that the Live page shows keeps working across restarts.
 Limits, all `EndpointOptions` with defaults (docs/web-api.md, "Live capture"):
 
     max_connections         connections at once; more are refused (CONNECTION_REFUSED,
-                            RFC 9000 §20.1)
+                            RFC 9000 §20.1), each counted in the hub (`CaptureHub.refused`,
+                            which the Live page shows) and said in one line to ``say``
     idle_timeout            seconds of silence before QUIC drops a connection (RFC 9000 §10.1)
     max_requests            requests per connection; the last is followed by GOAWAY
                             (RFC 9114 §5.2), later ones are rejected (H3_REQUEST_REJECTED)
@@ -22,7 +23,8 @@ Limits, all `EndpointOptions` with defaults (docs/web-api.md, "Live capture"):
     max_field_section_size  SETTINGS_MAX_FIELD_SECTION_SIZE announced; a larger field section
                             is refused with H3_EXCESSIVE_LOAD (RFC 9114 §4.2.2)
     max_events (the hub's)  events per capture; then the connection is closed with
-                            H3_EXCESSIVE_LOAD (RFC 9114 §8.1)
+                            H3_EXCESSIVE_LOAD (RFC 9114 §8.1), and nothing the peer sends
+                            after the close is recorded (`H3ServerProtocol`)
 
 QUIC's own limits stay aioquic's: at most 128 streams of each kind open at once (raised as
 they close, RFC 9000 §4.6) and 1 MiB of flow-control credit per stream (RFC 9000 §4.1).
@@ -34,6 +36,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,10 +85,21 @@ class EndpointOptions:
 class LiveEndpoint:
     """The HTTP/3 server in its own thread; `start`, then `stop` (both bounded)."""
 
-    def __init__(self, hub: CaptureHub, options: EndpointOptions, data_dir: Path) -> None:
+    def __init__(
+        self,
+        hub: CaptureHub,
+        options: EndpointOptions,
+        data_dir: Path,
+        *,
+        say: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self.hub = hub
         self.options = options
         self.data_dir = data_dir
+        #: Where the endpoint's console lines go (`h3learn serve` prints them): one line
+        #: per connection refused at ``max_connections``; every other connection is a
+        #: capture, listed on the Live page.
+        self.say = say
         self.cert_path: Path | None = None
         self.key_path: Path | None = None
         self.address: tuple[str, int] | None = None
@@ -191,6 +205,7 @@ class LiveEndpoint:
                 ),
                 settings=options.settings,
                 max_connections=options.max_connections,
+                on_refused=self._refused,
                 recording_factory=self.hub.recording_factory(),
             )
         except OSError as error:
@@ -204,6 +219,11 @@ class LiveEndpoint:
             await self._stop.wait()
         finally:
             await server.close()
+
+    def _refused(self, line: str) -> None:
+        """A connection over ``max_connections`` was refused (CONNECTION_REFUSED)."""
+        self.hub.connection_refused()
+        self.say(line)
 
 
 #: Bytes the kernel may hold for the endpoint's UDP socket while Python is busy.

@@ -15,7 +15,8 @@ Two threads meet here: the asyncio thread of the endpoint appends, the web's thr
 Appending to a list and reading its length or a slice are atomic in CPython, and each
 `LiveCapture` has a lock for the rest. The web does not poll each capture: `wait_for_changes`
 blocks until something changed and then says which captures (that is where the batching of
-h3learn/web/live.py starts).
+h3learn/web/live.py starts). The hub also counts the connections the endpoint refused at its
+limit (`refused`): they have no capture, so the list would not show them otherwise.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ class CaptureHub:
         self._changed: set[str] = set()
         self._removed: set[str] = set()
         self._wakeup = threading.Condition(self._lock)
+        #: Connections the endpoint refused at its limit (CONNECTION_REFUSED) since it began.
+        self.refused = 0
+        self._refused_changed = False
 
     # -- the transport's side -----------------------------------------------------------
 
@@ -157,6 +161,13 @@ class CaptureHub:
             self._changed.add(capture.id)
             self._wakeup.notify_all()
 
+    def connection_refused(self) -> None:
+        """The endpoint refused a connection at ``max_connections``: no capture, one more here."""
+        with self._lock:
+            self.refused += 1
+            self._refused_changed = True
+            self._wakeup.notify_all()
+
     def touch(self, capture_id: str) -> None:
         with self._lock:
             self._changed.add(capture_id)
@@ -178,17 +189,20 @@ class CaptureHub:
             self._removed.add(capture_id)
             self._wakeup.notify_all()
 
-    def wait_for_changes(self, timeout: float) -> tuple[set[str], set[str]]:
-        """Block until some capture changed (or ``timeout``); returns (changed, removed) ids."""
+    def wait_for_changes(self, timeout: float) -> tuple[set[str], set[str], bool]:
+        """Block until something changed (or ``timeout``).
+
+        Returns the ids of the captures changed and removed, and whether `refused` grew.
+        """
         deadline = time.monotonic() + timeout
         with self._lock:
-            while not self._changed and not self._removed:
+            while not self._changed and not self._removed and not self._refused_changed:
                 left = deadline - time.monotonic()
                 if left <= 0 or not self._wakeup.wait(left):
                     break
-            changed, removed = self._changed, self._removed
-            self._changed, self._removed = set(), set()
-        return changed - removed, removed
+            changed, removed, refused = self._changed, self._removed, self._refused_changed
+            self._changed, self._removed, self._refused_changed = set(), set(), False
+        return changed - removed, removed, refused
 
     def wake(self) -> None:
         """Wake `wait_for_changes` (when the web stops)."""

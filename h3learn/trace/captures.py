@@ -180,9 +180,14 @@ class CaptureStore:
         )
 
     def row(self, capture_id: str) -> dict[str, Any]:
-        """One finished capture as the list shows it (summarised first if it never was)."""
+        """One finished capture as the list shows it (summarised first if it never was).
+
+        A summary from before ``rejected`` was counted apart is made again: its
+        ``requests`` still counted the rejected ones.
+        """
         info = self.info(capture_id)
-        if not isinstance(info.get("summary"), dict):
+        summary = info.get("summary")
+        if not isinstance(summary, dict) or "rejected" not in summary:
             try:
                 info = self.summarize(capture_id, str(info.get("state") or CLOSED))
             except (OSError, TraceFormatError) as error:
@@ -237,6 +242,7 @@ def capture_row(capture_id: str, info: dict[str, Any]) -> dict[str, Any]:
                 "view",
                 "events",
                 "requests",
+                "rejected",
                 "user_agent",
                 "server_software",
                 "settings_text",

@@ -8,7 +8,10 @@ runs or when a saved capture is read again, and answers:
 - ``view``: whose events these are (``server`` or ``client``);
 - ``requests``: request streams opened (RFC 9114 §6.1: every client-initiated
   bidirectional stream carries one request), counted in the events of ``view`` (a trace
-  of both endpoints, such as an example, would otherwise count each twice);
+  of both endpoints, such as an example, would otherwise count each twice), less those
+  the server rejected unprocessed, which are ``rejected``: reset with H3_REQUEST_REJECTED
+  (RFC 9114 §4.1.1), e.g. a request that came after the server's GOAWAY (§5.2). So
+  ``requests`` counts what the server took on, ``requests + rejected`` what was sent;
 - ``user_agent``: the ``user-agent`` field of the first request (RFC 9110 §10.1.5), as the
   server's QPACK decoder recovered it (or as this client's encoder sent it), and
   ``server_software``: the ``server`` field of the first response (RFC 9110 §10.2.4);
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3learn.events import Event
+from h3learn.h3.errors import ErrorCode
 
 #: ``closed`` of a connection whose handshake never completed starts with this.
 NEVER_ESTABLISHED = "never established"
@@ -70,6 +74,7 @@ class ConnectionSummary:
     view: str | None = None
     events: int = 0
     requests: int = 0
+    rejected: int = 0
     user_agent: str | None = None
     server_software: str | None = None
     peer_settings: list[dict[str, Any]] | None = None
@@ -77,6 +82,8 @@ class ConnectionSummary:
     errors: list[str] = field(default_factory=list)
     #: ``code_name`` of the close, once the connection has ended (None while it runs).
     closed: str | None = None
+    #: The request streams counted in ``requests`` (a rejection moves one to ``rejected``).
+    _request_streams: set[int] = field(default_factory=set, repr=False)
 
     def add(self, event: Event) -> None:
         """Take one more event into account."""
@@ -85,7 +92,9 @@ class ConnectionSummary:
             self.view = event.endpoint
         name = event.name
         if name == "stream_type_set" and event.data.get("stream_type") == "request":
-            self.requests += event.endpoint == self.view
+            if event.endpoint == self.view and event.stream_id is not None:
+                self.requests += event.stream_id not in self._request_streams
+                self._request_streams.add(event.stream_id)
         elif name in ("headers_decoded", "headers_encoded"):
             if self.user_agent is None and _is_request_section(event):
                 self.user_agent = header_value(event, "user-agent")
@@ -101,6 +110,11 @@ class ConnectionSummary:
         elif name == "connection_error" and _idle_timeout(event):
             self.closed = "idle timeout"
         elif name in ("stream_error", "connection_error"):
+            rejected = self._rejected_request(event) if name == "stream_error" else None
+            if rejected is not None:
+                self._request_streams.discard(rejected)
+                self.requests -= 1
+                self.rejected += 1
             self.error_count += 1
             if len(self.errors) < MAX_ERROR_LINES:
                 self.errors.append(_error_line(event))
@@ -110,6 +124,16 @@ class ConnectionSummary:
             self.closed = str(event.data.get("code_name", "closed"))
         elif name == "connection_failed":
             self.closed = f"{NEVER_ESTABLISHED}: {event.data.get('cause', 'no handshake')}"
+
+    def _rejected_request(self, event: Event) -> int | None:
+        """The counted request a ``stream_error`` rejects unprocessed (RFC 9114 §4.1.1)."""
+        data = event.data
+        stream_id = event.stream_id
+        if event.endpoint != self.view or stream_id not in self._request_streams:
+            return None
+        if data.get("code") == ErrorCode.H3_REQUEST_REJECTED:
+            return stream_id
+        return stream_id if data.get("code_name") == "H3_REQUEST_REJECTED" else None
 
     @property
     def never_established(self) -> bool:
@@ -130,6 +154,7 @@ class ConnectionSummary:
             "view": self.view,
             "events": self.events,
             "requests": self.requests,
+            "rejected": self.rejected,
             "user_agent": self.user_agent,
             "server_software": self.server_software,
             "peer_settings": self.peer_settings,

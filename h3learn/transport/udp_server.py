@@ -17,7 +17,8 @@ Server (`serve`):
   as they happen (`LiveTrace`) and finished when the connection ends (docs/events.md,
   "Trace files"), named ``<UTC time>-<peer address>-<connection ID>.json``;
 - limits: at most ``max_connections`` at once (a further client is refused with the QUIC
-  transport error CONNECTION_REFUSED, RFC 9000 §20.1) and the idle timeout of the
+  transport error CONNECTION_REFUSED, RFC 9000 §20.1, counted in `H3Server.refused` and
+  said in one line to ``on_message`` and ``on_refused``) and the idle timeout of the
   `QuicConfiguration` (RFC 9000 §10.1);
 - a peer that breaks a rule only loses its own connection: `H3Connection` turns protocol
   errors into a CONNECTION_CLOSE (RFC 9114 §8), and anything unexpected is caught here
@@ -46,7 +47,14 @@ from aioquic.asyncio.server import QuicServer
 from aioquic.asyncio.server import serve as quic_serve
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import NetworkAddress, QuicConnection
-from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
+from aioquic.quic.events import (
+    ConnectionTerminated,
+    ProtocolNegotiated,
+    QuicEvent,
+    StopSendingReceived,
+    StreamDataReceived,
+    StreamReset,
+)
 from aioquic.quic.packet import QuicErrorCode, QuicFrameType
 
 from h3learn.events import Event
@@ -182,6 +190,8 @@ class H3ServerProtocol(QuicConnectionProtocol):
     def quic_event_received(self, event: QuicEvent) -> None:
         if self.finished or self.recording is None:
             return
+        if self._after_close(event):
+            return
         try:
             if isinstance(event, ProtocolNegotiated) and self.bridge is None:
                 self._start_http3()
@@ -208,6 +218,22 @@ class H3ServerProtocol(QuicConnectionProtocol):
         if isinstance(event, ConnectionTerminated):
             self.termination = event
             self._end()
+
+    def _after_close(self, event: QuicEvent) -> bool:
+        """Stream data, RESET_STREAM or STOP_SENDING that QUIC delivers after the server closed.
+
+        Once the server has decided to close (a protocol error, a full capture, shutting
+        down), HTTP/3 reads nothing more (RFC 9114 §5.2, §8), but aioquic still delivers
+        the frames of the packets it had already read. They are not handed on, so the
+        capture does not show the peer's traffic after the close: a capture closed at
+        ``max_events`` ends with the close (and what the server had queued before it).
+        """
+        bridge = self.bridge
+        return (
+            bridge is not None
+            and bridge.h3.closed
+            and isinstance(event, (StreamDataReceived, StreamReset, StopSendingReceived))
+        )
 
     def shut_down(self) -> None:
         """Close gracefully: GOAWAY (RFC 9114 §5.2), then CONNECTION_CLOSE (§5.3)."""
@@ -252,13 +278,23 @@ class H3ServerProtocol(QuicConnectionProtocol):
 
 
 class _RefusingProtocol(QuicConnectionProtocol):
-    """A connection over the limit: closed at once with CONNECTION_REFUSED (RFC 9000 §20.1)."""
+    """A connection over the limit: closed at once with CONNECTION_REFUSED (RFC 9000 §20.1).
+
+    The server hears of it once (`H3Server.connection_refused`), with the peer's address,
+    however many of its Initial packets arrive while the close goes out.
+    """
 
     def __init__(
-        self, quic: QuicConnection, stream_handler: QuicStreamHandler | None = None, *, limit: int
+        self,
+        quic: QuicConnection,
+        stream_handler: QuicStreamHandler | None = None,
+        *,
+        server: H3Server,
     ) -> None:
         super().__init__(quic, stream_handler)
-        self.limit = limit
+        self.server = server
+        self.limit = server.max_connections
+        self.reported = False
 
     def datagram_received(self, data: bytes | str, addr: NetworkAddress) -> None:
         self._quic.receive_datagram(cast(bytes, data), addr, now=self._loop.time())
@@ -267,10 +303,18 @@ class _RefusingProtocol(QuicConnectionProtocol):
         self._quic.close(
             error_code=QuicErrorCode.CONNECTION_REFUSED,
             frame_type=QuicFrameType.PADDING,
-            reason_phrase=f"the server is at its limit of {self.limit} connections",
+            reason_phrase=refusal_reason(self.limit),
         )
+        if not self.reported:
+            self.reported = True
+            self.server.connection_refused(addr)
         self._process_events()
         self.transmit()
+
+
+def refusal_reason(limit: int) -> str:
+    """The reason phrase of a CONNECTION_REFUSED at ``max_connections``."""
+    return f"the server is at its limit of {limit} connections"
 
 
 @dataclass
@@ -284,8 +328,12 @@ class H3Server:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     #: Makes each connection's recording instead of ``record_dir`` (h3learn.capture).
     recording_factory: RecordingFactory | None = None
-    #: Called with one line for each connection that begins and ends.
+    #: Called with one line for each connection that begins, ends or is refused.
     on_message: Callable[[str], None] = lambda line: None
+    #: Called with the same line for each connection refused at ``max_connections``.
+    on_refused: Callable[[str], None] = lambda line: None
+    #: How many connections were refused at ``max_connections`` since the server started.
+    refused: int = 0
     connections: set[H3ServerProtocol] = field(default_factory=set)
     #: The finished trace files, in the order the connections ended.
     traces: list[Path] = field(default_factory=list)
@@ -303,9 +351,18 @@ class H3Server:
     ) -> QuicConnectionProtocol:
         """aioquic's hook, called for every new QUIC connection."""
         if len(self.connections) >= self.max_connections:
-            self.on_message(f"refused a connection: {self.max_connections} are open already")
-            return _RefusingProtocol(quic, stream_handler, limit=self.max_connections)
+            return _RefusingProtocol(quic, stream_handler, server=self)
         return H3ServerProtocol(quic, stream_handler, server=self)
+
+    def connection_refused(self, peer: NetworkAddress) -> None:
+        """A connection was refused with CONNECTION_REFUSED: count it, say so in one line."""
+        self.refused += 1
+        line = (
+            f"refused the connection from {format_address(peer)} (CONNECTION_REFUSED,"
+            f" RFC 9000 §20.1): {refusal_reason(self.max_connections)}"
+        )
+        self.on_message(line)
+        self.on_refused(line)
 
     def connection_began(self, protocol: H3ServerProtocol) -> None:
         self.connections.add(protocol)
@@ -347,6 +404,7 @@ async def serve(
     record_dir: Path | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     on_message: Callable[[str], None] = lambda line: None,
+    on_refused: Callable[[str], None] = lambda line: None,
     recording_factory: RecordingFactory | None = None,
 ) -> H3Server:
     """Listen for HTTP/3 on UDP ``host``:``port`` (port 0: any free port, see `address`)."""
@@ -361,6 +419,7 @@ async def serve(
         record_dir=record_dir,
         max_connections=max_connections,
         on_message=on_message,
+        on_refused=on_refused,
         recording_factory=recording_factory,
     )
     server.quic_server = await quic_serve(

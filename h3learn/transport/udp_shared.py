@@ -50,12 +50,15 @@ class ConnectionRecording:
     `finish` turns it into a native trace (at ``final_path``, or in place).
 
     ``max_events`` bounds the journal: once it holds that many events `limit_reached` is
-    set (the server then closes the connection with H3_EXCESSIVE_LOAD, RFC 9114 §8.1), and
-    the events of the close still fit in `CLOSE_MARGIN` more; anything past that is counted
-    in `dropped_events`, not written.
+    set (the server then closes the connection with H3_EXCESSIVE_LOAD, RFC 9114 §8.1). What
+    the packet being handled then still causes, and the close, fit in `CLOSE_MARGIN` more;
+    the server hands nothing the peer sends after its close to HTTP/3, so nothing more is
+    recorded (transport/udp_server.py). Anything past the margin is counted in
+    `dropped_events`, not written.
     """
 
-    #: Events still journalled after `max_events`, so the close that follows is recorded.
+    #: Events still journalled after `max_events`: the rest of the event being handled
+    #: (one QUIC event, a few HTTP/3 steps) and the close that follows.
     CLOSE_MARGIN = 64
 
     def __init__(

@@ -168,10 +168,10 @@ class LiveService:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            changed, removed = self.hub.wait_for_changes(1.0)
+            changed, removed, refused = self.hub.wait_for_changes(1.0)
             if self._stopping.is_set():
                 return
-            if not changed and not removed:
+            if not changed and not removed and not refused:
                 continue
             began = time.monotonic()
             try:
@@ -183,7 +183,7 @@ class LiveService:
                 self._stopping.wait(pause)
 
     def send_changes(self, changed: set[str], removed: set[str]) -> None:
-        """One batch: the list's changed rows, then each watched capture's new steps."""
+        """One batch: the list's changed rows (and the refused count), then new steps."""
         emit = self._emit
         if emit is None:
             return
@@ -191,7 +191,11 @@ class LiveService:
         for capture_id in sorted(changed):
             if self.hub.live(capture_id) is not None or self.hub.store.exists(capture_id):
                 rows.append(self.hub.row(capture_id))
-        emit("captures", {"captures": rows, "removed": sorted(removed)}, "captures")
+        emit(
+            "captures",
+            {"captures": rows, "removed": sorted(removed), "refused": self.hub.refused},
+            "captures",
+        )
         with self.watch_lock:
             watched = [key for key in changed if self.watchers.get(key)]
         for capture_id in watched:

@@ -4,7 +4,8 @@
                                               the list of connections (updated over
                                               Socket.IO, h3learn/web/live_socket.py)
     GET    /compare?ids=A,B                   SETTINGS and QPACK use of two or more captures
-    GET    /api/captures                      the endpoint (how to connect) and every capture
+    GET    /api/captures                      the endpoint (how to connect), every capture,
+                                              and how many connections were refused
     GET    /api/captures/<id>                 one capture's row and its QPACK profile
     PATCH  /api/captures/<id>                 rename: {"title": "..."}
     DELETE /api/captures/<id>                 delete a finished capture (409 while live)
@@ -128,7 +129,8 @@ def compare_page() -> str | tuple[str, int]:
 
 @bp.get("/api/captures")
 def list_captures() -> Response:
-    return jsonify(endpoint=endpoint_info(), captures=service().rows())
+    live = service()
+    return jsonify(endpoint=endpoint_info(), captures=live.rows(), refused=live.hub.refused)
 
 
 @bp.get("/api/captures/compare")

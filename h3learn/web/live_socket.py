@@ -7,14 +7,16 @@ A page only gets what it watches:
 
 Client -> server (each answered through the Socket.IO acknowledgement):
 
-    watch_list  {}                   join "captures"; answer {"captures": [row, ...]}
+    watch_list  {}                   join "captures"; answer {"captures": [row, ...],
+                                     "refused": n}
     watch       {"capture": id}      join "capture:<id>"; answer {"capture", "count",
                                      "state"} or {"error"}
     unwatch     {"capture": id}      leave it
 
 Server -> client, at most once per batch interval (100 ms) per room (h3learn/web/captures.py):
 
-    captures    {"captures": [row, ...], "removed": [id, ...]}    to "captures"
+    captures    {"captures": [row, ...], "removed": [id, ...], "refused": n}
+                                                                    to "captures"
     events      {"capture", "from", "count", "state", "rows": [summary, ...]}
                                                                     to "capture:<id>"
 """
@@ -52,7 +54,7 @@ def register(socketio: SocketIO) -> None:
         live = service()
         start_pump(live)
         join_room("captures")
-        return {"captures": live.rows()}
+        return {"captures": live.rows(), "refused": live.hub.refused}
 
     def watch(data: Any) -> dict[str, Any]:
         capture_id = data.get("capture") if isinstance(data, dict) else None

@@ -24,6 +24,7 @@ from aioquic.h3.connection import H3Connection as AioquicH3
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, QuicEvent, StreamReset
+from aioquic.quic.packet import QuicErrorCode
 
 from h3learn.capture.endpoint import EndpointOptions, LiveEndpoint
 from h3learn.capture.fetcher import Fetcher
@@ -36,9 +37,13 @@ from h3learn.transport.udp_client import fetch
 
 
 @contextmanager
-def endpoint(tmp_path: Path, *, max_events: int = 10_000, **options: Any) -> Iterator[LiveEndpoint]:
+def endpoint(
+    tmp_path: Path, *, max_events: int = 10_000, said: list[str] | None = None, **options: Any
+) -> Iterator[LiveEndpoint]:
+    """A running endpoint; ``said`` collects its console lines."""
     hub = CaptureHub(CaptureStore(tmp_path / "captures"), max_events=max_events)
-    live = LiveEndpoint(hub, EndpointOptions(port=0, **options), tmp_path)
+    say = said.append if said is not None else lambda line: None
+    live = LiveEndpoint(hub, EndpointOptions(port=0, **options), tmp_path, say=say)
     live.start()
     try:
         yield live
@@ -155,6 +160,8 @@ def test_after_max_requests_the_server_sends_goaway_and_rejects_later_requests(
     assert goaways and goaways[0]["frame"]["id"] == 8  # RFC 9114 §5.2: after streams 0 and 4
     (rejected,) = names(events, "stream_error")
     assert rejected["code_name"] == "H3_REQUEST_REJECTED" and rejected["stream_id"] == 8
+    (row,) = [row for row in live.hub.rows() if row["view"] == "server"]
+    assert (row["requests"], row["rejected"]) == (2, 1), "the rejected one is counted apart"
 
 
 def test_a_request_body_over_the_limit_is_answered_with_413(tmp_path: Path) -> None:
@@ -207,21 +214,112 @@ def test_a_field_section_over_the_announced_size_is_refused_with_h3_excessive_lo
     assert "SETTINGS_MAX_FIELD_SECTION_SIZE 300" in refused[0]["errors"][0]
 
 
+def assert_capped(events: list[Any], max_events: int) -> None:
+    """The close comes once ``max_events`` are in, and nothing the peer sent comes after it.
+
+    The event being handled when the limit is reached is finished (a few steps: its
+    request is answered or rejected whole); then the close, and after it only what the
+    server itself had queued before closing.
+    """
+    (at,) = [n for n, event in enumerate(events) if event.name == "connection_error"]
+    closing = events[at]
+    assert closing.data["code_name"] == "H3_EXCESSIVE_LOAD"
+    assert f"reached its limit of {max_events} events" in closing.data["rule"]
+    assert max_events <= at < max_events + 20, at
+    after = [(event.name, event.data.get("direction")) for event in events[at + 1 :]]
+    assert all(name == "stream_data_sent" for name, _ in after), after
+    assert len(events) <= max_events + 64
+
+
 def test_a_full_capture_closes_its_connection_with_h3_excessive_load(tmp_path: Path) -> None:
     with endpoint(tmp_path, max_events=80) as live:
         with pytest.raises(FetchError):
             get(live, *[f"/{n}" for n in range(30)])
         events = server_events(live)
-    assert 80 <= len(events) <= 80 + 64
-    (closing,) = names(events, "connection_error")
-    assert closing["code_name"] == "H3_EXCESSIVE_LOAD"
-    assert "reached its limit of 80 events" in closing["rule"]
+    assert_capped(events, 80)
+
+
+def test_max_events_is_a_hard_cap_however_much_the_peer_keeps_sending(tmp_path: Path) -> None:
+    """A client sends forty GETs in a few bursts, past GOAWAY and past the capture's limit.
+
+    The close is decided in the middle of a burst: QUIC still delivers the rest of that
+    burst after it, but the capture ends with the close (RFC 9114 §8.1), not with the
+    requests nobody reads any more.
+    """
+
+    async def burst(live: LiveEndpoint) -> _RawClient:
+        transport, raw = await _open_raw(live, close=False)
+        try:
+            h3 = AioquicH3(raw._quic)
+            for n in range(40):
+                stream_id = raw._quic.get_next_available_stream_id()
+                h3.send_headers(stream_id, _request(f"/{n}"), end_stream=True)
+                if n % 20 == 0:
+                    raw.transmit()
+                    await asyncio.sleep(0.05)
+            raw.transmit()
+            async with asyncio.timeout(5):
+                await raw.wait_closed()
+            return raw
+        finally:
+            transport.close()
+
+    with endpoint(tmp_path, max_events=300, max_requests=5) as live:
+        raw = asyncio.run(burst(live))
+        events = server_events(live)
+        (row,) = live.hub.rows()
+    assert raw.termination is not None
+    assert raw.termination.error_code == ErrorCode.H3_EXCESSIVE_LOAD
+    assert_capped(events, 300)
+    assert row["events"] == len(events)
+    assert row["requests"] == 5 and row["rejected"] >= 1, row
+
+
+def test_a_connection_over_the_limit_is_refused_counted_and_said(tmp_path: Path) -> None:
+    """RFC 9000 §20.1: CONNECTION_REFUSED. The refused connection has no capture, so the
+    hub counts it (the Live page shows the count) and the console gets one line for it."""
+
+    async def refused(live: LiveEndpoint) -> ConnectionTerminated | None:
+        held_transport, _held = await _open_raw(live, close=False)
+        try:
+            await asyncio.to_thread(wait_until, lambda: len(live.hub.live_ids()) == 1)
+            with pytest.raises(ConnectionError):
+                await _open_raw(live)
+            await asyncio.to_thread(wait_until, lambda: live.hub.refused == 1)
+            return _RawClient.last_termination
+        finally:
+            held_transport.close()
+
+    said: list[str] = []
+    with endpoint(tmp_path, max_connections=1, said=said) as live:
+        termination = asyncio.run(refused(live))
+        rows = live.hub.rows()
+    assert termination is not None
+    assert termination.error_code == QuicErrorCode.CONNECTION_REFUSED
+    assert termination.reason_phrase == "the server is at its limit of 1 connections"
+    assert len(rows) == 1, "the refused connection has no capture"
+    (line,) = said
+    assert line.startswith("refused the connection from 127.0.0.1:")
+    assert line.endswith(
+        "(CONNECTION_REFUSED, RFC 9000 §20.1): the server is at its limit of 1 connections"
+    )
+
+
+def _request(path: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b":method", b"GET"),
+        (b":scheme", b"https"),
+        (b":authority", b"localhost"),
+        (b":path", path.encode()),
+    ]
 
 
 class _RawClient(QuicConnectionProtocol):
     """A QUIC client that writes whatever bytes a test wants on its streams."""
 
     termination: ConnectionTerminated | None = None
+    #: The termination of the last client that had one (for one whose connect failed).
+    last_termination: ConnectionTerminated | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -231,6 +329,7 @@ class _RawClient(QuicConnectionProtocol):
     def quic_event_received(self, event: QuicEvent) -> None:
         if isinstance(event, ConnectionTerminated):
             self.termination = event
+            _RawClient.last_termination = event
         if isinstance(event, StreamReset) and not self.reset.done():
             self.reset.set_result(event.error_code)
 

@@ -125,6 +125,10 @@ def test_a_row_is_summarised_once_and_kept_in_the_info_file(tmp_path: Path) -> N
     info["summary"]["requests"] = 99  # a cached summary is what the list shows
     info_path.write_text(json.dumps(info))
     assert store.row(capture_id)["requests"] == 99
+    del info["summary"]["rejected"]  # from before rejected requests were counted apart
+    info_path.write_text(json.dumps(info))
+    assert store.row(capture_id)["requests"] == 4, "such a summary is made again"
+    assert store.row(capture_id)["rejected"] == 0
     info_path.unlink()
     row = store.row(capture_id)
     assert row["requests"] == 4 and row["state"] == CLOSED

@@ -91,7 +91,34 @@ def test_the_live_page_without_an_endpoint_says_it_is_off(app: Flask) -> None:
     assert page.status_code == 200
     text = page.get_data(as_text=True)
     assert 'id="endpoint-off"' in text and 'id="fetch-form"' in text
-    assert app.test_client().get("/api/captures").get_json() == {"endpoint": None, "captures": []}
+    assert app.test_client().get("/api/captures").get_json() == {
+        "endpoint": None,
+        "captures": [],
+        "refused": 0,
+    }
+
+
+def test_connections_refused_at_the_limit_are_counted_in_the_api_and_sent_live(
+    app: Flask,
+) -> None:
+    """A refused connection has no capture: the list says how many there were."""
+    flask_client: FlaskClient = app.test_client()
+    sio = socketio.test_client(app, namespace="/live", flask_test_client=flask_client)
+    try:
+        answer = sio.emit("watch_list", {}, namespace="/live", callback=True)
+        assert answer == {"captures": [], "refused": 0}
+        hub = service(app).hub
+        hub.connection_refused()
+        hub.connection_refused()
+        received: list[dict[str, Any]] = []
+        wait_for(
+            received,
+            lambda m: m["name"] == "captures" and m["args"][0]["refused"] == 2,
+            sio,
+        )
+    finally:
+        sio.disconnect(namespace="/live")
+    assert flask_client.get("/api/captures").get_json()["refused"] == 2
 
 
 def test_a_running_capture_is_listed_live_and_opens_in_the_step_view(app: Flask) -> None:
@@ -225,7 +252,8 @@ def test_socketio_list_watchers_get_batched_rows_and_removals(app: Flask) -> Non
     flask_client: FlaskClient = app.test_client()
     sio = socketio.test_client(app, namespace="/live", flask_test_client=flask_client)
     try:
-        assert sio.emit("watch_list", {}, namespace="/live", callback=True) == {"captures": []}
+        answer = sio.emit("watch_list", {}, namespace="/live", callback=True)
+        assert answer == {"captures": [], "refused": 0}
         connection = FakeConnection(app)
         received: list[dict[str, Any]] = []
         first = wait_for(

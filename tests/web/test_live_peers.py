@@ -213,6 +213,97 @@ def test_gtlsclient_appears_live_with_nghttp3s_settings(
     assert "MAX_FIELD_SECTION_SIZE=4611686018427387903" in row["settings"]
 
 
+LIMITS_CLIENT = """
+import asyncio, ssl, sys
+from aioquic.asyncio import connect
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import HeadersReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import StreamReset
+
+class Client(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.h3, self.answered, self.rejected = H3Connection(self._quic), 0, 0
+    def quic_event_received(self, event):
+        self.rejected += isinstance(event, StreamReset)
+        for h3_event in self.h3.handle_event(event):
+            self.answered += isinstance(h3_event, HeadersReceived)
+
+def configuration():
+    return QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN,
+                             verify_mode=ssl.CERT_NONE, server_name="localhost")
+
+async def main(port):
+    async with connect("127.0.0.1", port, configuration=configuration(),
+                       create_protocol=Client) as held:
+        for n in range(3):
+            stream_id = held._quic.get_next_available_stream_id()
+            held.h3.send_headers(stream_id, [(b":method", b"GET"), (b":scheme", b"https"),
+                (b":authority", b"localhost"), (b":path", b"/%d" % n),
+                (b"user-agent", b"limits-client")], end_stream=True)
+        held.transmit()
+        for _ in range(200):
+            if held.answered + held.rejected >= 3:
+                break
+            await asyncio.sleep(0.05)
+        print("answered", held.answered, "rejected", held.rejected)
+        try:
+            async with connect("127.0.0.1", port, configuration=configuration()):
+                print("connected")
+        except ConnectionError:
+            print("refused")
+
+asyncio.run(asyncio.wait_for(main(int(sys.argv[1])), 30))
+"""
+
+
+def test_the_live_page_counts_refused_connections_and_rejected_requests(
+    ui: Any, tmp_path: Path
+) -> None:
+    """--max-connections 1 and --max-requests 2: a client holds the one connection and
+    sends three requests (two answered, one rejected after GOAWAY), then a second
+    connection is refused. The refused one has no capture: the console says so in a line
+    and the Live page counts it; the row counts the rejected request apart."""
+    server = start_serve(tmp_path / "data", "--max-connections", "1", "--max-requests", "2")
+    try:
+        context = ui.new_context(viewport={"width": 1440, "height": 1000})
+        page = context.new_page()
+        page.goto(server.base_url + "/live")
+        page.wait_for_function(
+            "() => document.getElementById('live-status').dataset.state === 'connected'",
+            timeout=TIMEOUT_MS,
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", LIMITS_CLIENT, str(server.h3_port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.split("\n")[:2] == ["answered 2 rejected 1", "refused"]
+        page.wait_for_function(
+            "() => !document.getElementById('refused-count').hidden", timeout=TIMEOUT_MS
+        )
+        assert page.text_content("#refused-count") == (
+            "1 connection refused at the limit of 1 at once"
+            " (CONNECTION_REFUSED, RFC 9000 §20.1): no capture"
+        )
+        row = wait_for_row(page, "limits-client")
+        page.wait_for_function(
+            "() => document.querySelector('#capture-rows .rejected') !== null",
+            timeout=TIMEOUT_MS,
+        )
+        row = next(r for r in rows(page) if "limits-client" in r["agent"])
+        assert row["requests"] == "2+ 1 rejected"
+        context.close()
+    finally:
+        assert server.stop() == 0, server.output()
+    assert "refused the connection from 127.0.0.1:" in server.output()
+
+
 NIQUESTS_CLIENT = """
 import sys, niquests
 session = niquests.Session(disable_http1=True, disable_http2=True)

@@ -54,10 +54,32 @@ function buildRow(row) {
     h("td", { class: "agent" }, h("div", { class: "user-agent" }, agent),
       row.settings_text ? h("div", { class: "settings" }, `SETTINGS: ${row.settings_text}`) : null),
     h("td", {}, started(row.started)),
-    h("td", { class: "num requests" }, row.requests ?? 0),
+    h("td", { class: "num requests" }, row.requests ?? 0, rejectedNote(row)),
     h("td", { class: `num ${row.error_count ? "errors-cell" : ""}`, title: (row.errors || []).join("\n") }, row.error_count ?? 0),
     h("td", { class: "num steps" }, row.events ?? 0),
     actions);
+}
+
+// Requests the server rejected unprocessed (H3_REQUEST_REJECTED, RFC 9114 §4.1.1), e.g.
+// after the limit of requests per connection (its GOAWAY): counted apart from `requests`.
+function rejectedNote(row) {
+  if (!row.rejected) return null;
+  return h("div", {
+    class: "rejected",
+    title: "rejected unprocessed with H3_REQUEST_REJECTED (RFC 9114 §4.1.1): sent after the server's GOAWAY, "
+      + "at its limit of requests per connection",
+  }, `+ ${row.rejected} rejected`);
+}
+
+// Connections refused at the limit of connections at once have no capture: only a count.
+function showRefused(count) {
+  const note = $("refused-count");
+  if (typeof count !== "number") return;
+  const limit = note.dataset.limit;
+  note.hidden = count === 0;
+  note.textContent = `${count} connection${count === 1 ? "" : "s"} refused`
+    + (limit ? ` at the limit of ${limit} at once` : " at the limit of connections")
+    + " (CONNECTION_REFUSED, RFC 9000 §20.1): no capture";
 }
 
 function renameForm(row) {
@@ -182,7 +204,10 @@ async function postFetch(body) {
 
 // -- live updates ------------------------------------------------------------------------
 
-getJSON("/api/captures").then((answer) => update(answer.captures, [])).catch((failure) => {
+getJSON("/api/captures").then((answer) => {
+  update(answer.captures, []);
+  showRefused(answer.refused);
+}).catch((failure) => {
   $("capture-error").textContent = `Could not list the captures: ${failure.message}`;
   $("capture-error").hidden = false;
 });
@@ -191,10 +216,14 @@ connectCaptures($("live-status"), (socket) => {
     if (answer && answer.captures) {
       rows.clear();
       update(answer.captures, []);
+      showRefused(answer.refused);
     }
   });
   if (!socket.h3learnListening) {
     socket.h3learnListening = true;
-    socket.on("captures", (batch) => update(batch.captures, batch.removed));
+    socket.on("captures", (batch) => {
+      update(batch.captures, batch.removed);
+      showRefused(batch.refused);
+    });
   }
 });
