@@ -42,6 +42,12 @@ that back. At its end, two runs (load 2.9 and 2.3): aioquic 340 (179) and 346 (1
 recording off 837 and 867 (0.41x, 0.40x), recording on 1495 and 1520 (0.23x both); 16 KiB
 bodies 0.75x / 0.74x off, 0.62x / 0.61x on.
 
+On 2026-12-03, a third session, which made the library stricter (cancellation, discarded
+large reserved frames, queued sections behind a blocked one), with the code at its start run
+beside it in the same minute: start 344 (177) aioquic, h3learn off 872 (0.39x), on 1531
+(0.22x), 16 KiB 0.71x / 0.57x; end 348 (184), off 886 (0.39x), on 1542 (0.23x), 16 KiB
+0.78x / 0.62x. Within the machine's spread: no change either way.
+
 The goal is not met, and the floor shows why: QUIC alone takes ~170 us of aioquic's ~370,
 so an HTTP/3 layer has ~240 us per request (both endpoints: encode and decode a request and
 a response, frame, validate) to stay within 0.9x, recording included. aioquic's own layer
