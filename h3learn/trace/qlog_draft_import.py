@@ -40,6 +40,9 @@ from typing import Any, TypeGuard
 
 from h3learn.events import ENDPOINTS, Event, FieldSpan
 from h3learn.h3.settings import qlog_setting, setting_name
+from h3learn.qpack.dynamic_table import absolute_from_post_base, absolute_from_relative
+from h3learn.qpack.errors import DecompressionFailed
+from h3learn.qpack.field_lines import base_from_delta
 from h3learn.trace.qlog import H3LEARN_QPACK_EVENTS
 from h3learn.trace.qlog_import import (
     Record,
@@ -404,9 +407,10 @@ def _base(prefix: dict[str, Any]) -> int | None:
     sign = prefix.get("sign_bit")
     if required is None or delta is None or not isinstance(sign, bool):
         return None
-    if not sign:
-        return required + delta
-    return required - delta - 1 if delta < required else None
+    try:
+        return base_from_delta(required, sign, delta)
+    except DecompressionFailed:  # a negative Base
+        return None
 
 
 def _field_line(line: Any, base: int | None) -> dict[str, Any]:
@@ -428,7 +432,12 @@ def _field_line(line: Any, base: int | None) -> dict[str, Any]:
     elif table == "dynamic" and base is not None:
         out.setdefault("table", "dynamic")
         post_base = out.get("is_post_base") is True
-        out.setdefault("absolute_index", base + index if post_base else base - 1 - index)
+        absolute = (
+            absolute_from_post_base(index, base)
+            if post_base
+            else absolute_from_relative(index, base)
+        )
+        out.setdefault("absolute_index", absolute)
     return out
 
 

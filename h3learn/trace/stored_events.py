@@ -65,18 +65,7 @@ def parse_spans(spans: Any, raw_length: int, where: str) -> tuple[FieldSpan, ...
     built = []
     for number, span in enumerate(spans):
         _check_span(span, raw_length, f"{where}: field {number}")
-        built.append(
-            FieldSpan(
-                name=span["name"],
-                offset=span["offset"],
-                length=span["length"],
-                value=span["value"],
-                explain=span["explain"],
-                rfc=span["rfc"],
-                bit_offset=span.get("bit_offset"),
-                bit_length=span.get("bit_length"),
-            )
-        )
+        built.append(FieldSpan.from_json(span))
     return tuple(built)
 
 
