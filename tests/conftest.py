@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -28,11 +29,15 @@ def require_tool(name: str) -> str:
     """The path of the program ``name``; skip (or fail, in CI) if it is not installed."""
     path = shutil.which(name)
     if path is None:
-        message = f"{name} is not installed"
-        if os.environ.get("H3LEARN_REQUIRE_TOOLS") == "1":
-            pytest.fail(f"{message}, and H3LEARN_REQUIRE_TOOLS=1 forbids skipping")
-        pytest.skip(message)
+        skip_or_fail(f"{name} is not installed")
     return path
+
+
+def skip_or_fail(message: str) -> NoReturn:
+    """Skip a test whose optional tool cannot run here; in CI, fail it instead."""
+    if os.environ.get("H3LEARN_REQUIRE_TOOLS") == "1":
+        pytest.fail(f"{message}, and H3LEARN_REQUIRE_TOOLS=1 forbids skipping")
+    pytest.skip(message)
 
 
 @pytest.fixture

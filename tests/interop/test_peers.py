@@ -26,6 +26,8 @@ from pathlib import Path
 from conftest import require_tool
 from udp_helpers import (
     ServerProcess,
+    chromium_command,
+    chromium_path,
     decoded_headers,
     finished_traces,
     free_udp_port,
@@ -37,7 +39,7 @@ from udp_helpers import (
 )
 
 from h3learn.trace.store import Trace, read_trace
-from h3learn.transport.certificates import ensure_certificate, spki_pin
+from h3learn.transport.certificates import ensure_certificate
 from h3learn.transport.fetch_errors import FetchError
 from h3learn.transport.udp_client import fetch
 
@@ -173,36 +175,13 @@ def test_h3learn_get_fetches_a_file_from_ngtcp2_server(tmp_path: Path) -> None:
     }
 
 
-def chromium_path() -> str:
-    """The browser binary itself (peers.md), not Debian's /usr/bin/chromium wrapper script."""
-    found = require_tool("chromium")
-    binary = "/usr/lib/chromium/chromium"
-    return binary if os.access(binary, os.X_OK) else found
-
-
 def test_chromium_loads_the_page_of_h3learn_h3_server_over_quic(tmp_path: Path) -> None:
     chromium = chromium_path()
     server = start_server(tmp_path)
     try:
         origin = f"localhost:{server.port}"
         result = subprocess.run(
-            [
-                chromium,
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--enable-quic",
-                f"--origin-to-force-quic-on={origin}",
-                f"--ignore-certificate-errors-spki-list={spki_pin(server.cert)}",
-                "--host-resolver-rules=MAP localhost 127.0.0.1",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={tmp_path / 'chromium-profile'}",
-                "--dump-dom",
-                f"https://{origin}/",
-            ],
+            chromium_command(chromium, server, tmp_path / "chromium-profile"),
             capture_output=True,
             text=True,
             timeout=60,

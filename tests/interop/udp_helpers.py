@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from conftest import require_tool
+
 from h3learn.events import Event
 from h3learn.trace.store import FORMAT, Trace, read_trace
+from h3learn.transport.certificates import spki_pin
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"HTTP/3 on UDP \[?([0-9a-f.:]+)\]?:(\d+)")
@@ -125,6 +128,35 @@ def start_server(directory: Path, *extra: str, host: str = "127.0.0.1") -> Serve
         process.wait(timeout=10)
     log_file.close()
     raise AssertionError(f"h3-server did not start:\n{log_path.read_text(errors='replace')}")
+
+
+def chromium_path() -> str:
+    """The browser binary itself (peers.md), not Debian's /usr/bin/chromium wrapper script."""
+    found = require_tool("chromium")
+    binary = "/usr/lib/chromium/chromium"
+    return binary if os.access(binary, os.X_OK) else found
+
+
+def chromium_command(chromium: str, server: ServerProcess, profile: Path) -> list[str]:
+    """Headless Chromium loading the server's page over QUIC, trusting its SPKI pin (peers.md)."""
+    origin = f"localhost:{server.port}"
+    return [
+        chromium,
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--enable-quic",
+        f"--origin-to-force-quic-on={origin}",
+        f"--ignore-certificate-errors-spki-list={spki_pin(server.cert)}",
+        "--host-resolver-rules=MAP localhost 127.0.0.1",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--dump-dom",
+        f"https://{origin}/",
+    ]
 
 
 def free_udp_port(host: str = "127.0.0.1") -> int:
