@@ -76,7 +76,8 @@ from h3learn.events import EventLog
 from h3learn.h3.connection import H3Connection
 from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamEnded
 from h3learn.h3.settings import Settings
-from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
+from h3learn.transport.virtual_clock import VirtualClock
 
 Header = tuple[bytes, bytes]
 

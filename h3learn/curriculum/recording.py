@@ -19,7 +19,9 @@ from h3learn.curriculum.scenario import SideSettings
 from h3learn.events import Event, EventLog
 from h3learn.h3.connection import H3Connection
 from h3learn.transport.memory import MemoryPair
-from h3learn.transport.quic_memory import QuicMemoryPair, ReceiveLimits, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
+from h3learn.transport.quic_memory_configuration import ReceiveLimits
+from h3learn.transport.virtual_clock import VirtualClock
 
 #: The streams each side opens at start (RFC 9114 §6.2.1, RFC 9204 §4.2), by role.
 ROLES = ("control", "encoder", "decoder")

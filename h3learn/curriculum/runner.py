@@ -24,7 +24,7 @@ from h3learn.curriculum.recording import ActionFailed, Network, Recording, Run, 
 from h3learn.curriculum.scenario import NEEDS_QUIC, SIDES, Scenario, SideSettings
 from h3learn.events import EventLog
 from h3learn.h3.connection import H3UsageError
-from h3learn.transport.quic_memory import VirtualClock
+from h3learn.transport.virtual_clock import VirtualClock
 
 
 def run_scenario(

@@ -22,7 +22,9 @@ part of the protocol is a module of its own, with the section it implements, who
 functions take the connection as their first argument:
 
     unidirectional_streams.py  §6.2, §6.2.1, RFC 9204 §4.2: the control and QPACK streams
-    request_streams.py         §4.1, §6.1: a message exchange on each request stream
+    request_streams.py         §6.1: the request streams, opened, accepted and forgotten
+    message_sending.py         §4.1: the message this endpoint sends on one
+    message_receiving.py       §4.1, RFC 9204 §2.2.1: the message it receives on one
     push.py                    §4.6, §7.2.3, §7.2.5, §7.2.7: server push
     cancellation.py            §4.1.1: RESET_STREAM and STOP_SENDING, both ways
     closure.py                 §5: GOAWAY, closing, a close this endpoint is told of
@@ -75,6 +77,7 @@ from h3learn.h3 import (
     early_data,
     error_handling,
     extensions,
+    message_sending,
     push,
     request_streams,
     unidirectional_streams,
@@ -190,7 +193,7 @@ class H3Connection:
         if remembered_settings is not None:
             early_data.restore_settings(self, remembered_settings)
 
-    # == the application's side: start-up and requests (request_streams.py) ================
+    # == the application's side: start-up and requests (message_sending.py) ================
 
     def initiate(self) -> None:
         """Open the control stream with SETTINGS, and the two QPACK streams."""
@@ -198,21 +201,21 @@ class H3Connection:
 
     def send_request(self, headers: Sequence[Header], end_stream: bool = False) -> int:
         """Client: open the next request stream and send the header section on it."""
-        return request_streams.send_request(self, headers, end_stream)
+        return message_sending.send_request(self, headers, end_stream)
 
     def send_headers(
         self, stream_id: int, headers: Sequence[Header], end_stream: bool = False
     ) -> None:
         """Send a header section (a response, an interim response) or, after content, trailers."""
-        request_streams.send_headers(self, stream_id, headers, end_stream)
+        message_sending.send_headers(self, stream_id, headers, end_stream)
 
     def send_data(self, stream_id: int, data: bytes, end_stream: bool = False) -> None:
         """Send content (RFC 9114 §7.2.1), after the header section."""
-        request_streams.send_data(self, stream_id, data, end_stream)
+        message_sending.send_data(self, stream_id, data, end_stream)
 
     def end_stream(self, stream_id: int) -> None:
         """Close the sending side of a request or push stream cleanly."""
-        request_streams.end_stream(self, stream_id)
+        message_sending.end_stream(self, stream_id)
 
     # -- server push (push.py) -------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from h3learn.events import FieldSpan
-from h3learn.h3 import request_streams, unidirectional_streams
+from h3learn.h3 import message_sending, unidirectional_streams
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.messages import Header
 from h3learn.h3.stream_types import StreamHeader
@@ -84,9 +84,9 @@ def send_request_unchecked(
     conn: H3Connection, headers: Sequence[Header], end_stream: bool = False
 ) -> int:
     """Teaching facility: a request whose header section is sent as given, even malformed."""
-    request_streams.check_can_request(conn)
+    message_sending.check_can_request(conn)
     method = next((value for name, value in headers if name == b":method"), b"GET")
-    return request_streams.open_request(conn, headers, method, end_stream)
+    return message_sending.open_request(conn, headers, method, end_stream)
 
 
 def send_headers_unchecked(
@@ -94,8 +94,8 @@ def send_headers_unchecked(
 ) -> None:
     """Teaching facility: a response or trailer section sent as given, even malformed."""
     conn._check_open()
-    stream = request_streams.sending_stream(conn, stream_id)
-    request_streams.send_field_section(conn, stream_id, headers)
+    stream = message_sending.sending_stream(conn, stream_id)
+    message_sending.send_field_section(conn, stream_id, headers)
     stream.headers_sent = True
     if end_stream:
-        request_streams.end_sending(conn, stream)
+        message_sending.end_sending(conn, stream)

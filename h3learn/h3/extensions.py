@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from h3learn.events import FieldSpan
-from h3learn.h3 import error_handling, request_streams, unidirectional_streams
+from h3learn.h3 import error_handling, message_sending, unidirectional_streams
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import H3UsageError, is_reserved
 from h3learn.h3.frame_layout import frame_type_name, is_extension_frame_type
@@ -43,7 +43,7 @@ def send_extension_frame(
             " (RFC 9114 §7.2.8)"
         )
     if stream_id != conn.control_stream_id:
-        request_streams.sending_stream(conn, stream_id)
+        message_sending.sending_stream(conn, stream_id)
     conn._send_frame(stream_id, UnknownFrame(frame_type, payload))
 
 

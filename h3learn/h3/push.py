@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from h3learn.h3 import error_handling, request_streams, unidirectional_streams
+from h3learn.h3 import error_handling, message_sending, request_streams, unidirectional_streams
 from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3StreamError, H3UsageError
 from h3learn.h3.frame_parser import FrameParser
 from h3learn.h3.frames import CancelPushFrame, MaxPushIdFrame, PushPromiseFrame
@@ -59,12 +59,12 @@ def send_push_promise(conn: H3Connection, stream_id: int, headers: Sequence[Head
         raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
     check_header_types(headers)
     validate_push_promise_request(headers)
-    if request_streams.sending_stream(conn, stream_id).push_id is not None:
+    if message_sending.sending_stream(conn, stream_id).push_id is not None:
         raise H3UsageError(f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)")
     push_id = conn._next_push_id
     conn._next_push_id += 1
     conn._send_frame(
-        stream_id, PushPromiseFrame(push_id, request_streams.encode(conn, stream_id, headers))
+        stream_id, PushPromiseFrame(push_id, message_sending.encode(conn, stream_id, headers))
     )
     conn._promised[push_id] = list(headers)
     return push_id

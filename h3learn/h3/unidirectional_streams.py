@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from h3learn.h3 import closure, error_handling, push, request_streams, zero_rtt
+from h3learn.h3 import closure, error_handling, message_receiving, push, zero_rtt
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import ErrorCode, H3ConnectionError
 from h3learn.h3.frame_placement import check_frame_allowed
@@ -163,14 +163,14 @@ def uni_stream_data(
         receive_control(conn, data)
     elif kind == StreamType.QPACK_ENCODER:
         if data:
-            request_streams.unblocked(conn, conn.decoder.feed_encoder(data))
+            message_receiving.unblocked(conn, conn.decoder.feed_encoder(data))
     elif kind == StreamType.QPACK_DECODER:
         if data:
             conn.encoder.feed_decoder(data)
     elif kind == StreamType.PUSH:
         assert stream.request is not None
         if not stream.request.abandoned:
-            request_streams.receive_frames(
+            message_receiving.receive_frames(
                 conn, stream.request, stream.request.parser.feed(data), end_stream
             )
         return

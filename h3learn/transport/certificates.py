@@ -62,7 +62,8 @@ def generate_certificate(
     """A new self-signed certificate for localhost, 127.0.0.1 and ::1, and its key.
 
     The key is a new P-256 key unless one is given (the in-memory QUIC pair passes an
-    Ed25519 key: its signatures always have the same length, see quic_memory.py).
+    Ed25519 key: its signatures always have the same length, see
+    quic_memory_configuration.py).
     """
     if now is None:
         now = datetime.datetime.now(datetime.UTC)

@@ -25,7 +25,7 @@ server unidirectional 3, 7, 11, ...), and aioquic creates a locally-initiated st
 first time data is sent on it. The adapter calls `H3Connection.initiate` when it is made,
 so SETTINGS and the QPACK streams are queued at once and aioquic sends them when it can.
 When it can depends on when the adapter is made: a server should make it once TLS has
-agreed on "h3" (as transport/udp_server.py and transport/quic_memory.py do). Made before
+agreed on "h3" (as transport/udp_server.py and transport/quic_memory_sides.py do). Made before
 aioquic has read the client's transport parameters, the streams exceed the stream limits
 aioquic assumes until then and wait for the end of the handshake, so SETTINGS leave one
 round trip late and a peer such as nghttp3 encodes its first requests without the dynamic

@@ -34,7 +34,9 @@ from h3learn.trace.qlog import to_qlog_03
 from h3learn.trace.store import read_trace, write_trace
 from h3learn.transport.certificates import read_certificate
 from h3learn.transport.quic import H3OverQuic
-from h3learn.transport.quic_memory import AnyH3Event, QuicMemoryPair, Side, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
+from h3learn.transport.quic_memory_sides import AnyH3Event, Side
+from h3learn.transport.virtual_clock import VirtualClock
 
 Header = tuple[bytes, bytes]
 

@@ -19,8 +19,9 @@ from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.errors import ErrorCode
 from h3learn.h3.settings import Settings
 from h3learn.qpack.errors import QpackErrorCode
-from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
 from h3learn.transport.resumption import Resumption, ServerTickets
+from h3learn.transport.virtual_clock import VirtualClock
 
 GET = [
     (b":method", b"GET"),

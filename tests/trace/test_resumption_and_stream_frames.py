@@ -19,8 +19,9 @@ from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.replay import Replay
 from h3learn.trace.store import Trace
 from h3learn.transport.memory import MemoryPair
-from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
 from h3learn.transport.resumption import ServerTickets
+from h3learn.transport.virtual_clock import VirtualClock
 from h3learn.wire.spans import SpanWriter
 
 SETTINGS = Settings(qpack_max_table_capacity=4096, qpack_blocked_streams=16)

@@ -18,7 +18,9 @@ from h3learn.h3.http_events import HeadersReceived
 from h3learn.h3.settings import Settings
 from h3learn.transport.quic import H3OverQuic
 from h3learn.transport.quic_flow_control import send_limits
-from h3learn.transport.quic_memory import QuicMemoryPair, ReceiveLimits, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
+from h3learn.transport.quic_memory_configuration import ReceiveLimits
+from h3learn.transport.virtual_clock import VirtualClock
 
 Header = tuple[bytes, bytes]
 

@@ -18,7 +18,8 @@ from h3learn.h3.connection import H3Connection
 from h3learn.h3.errors import ErrorCode
 from h3learn.h3.settings import Settings
 from h3learn.transport.quic import H3OverQuic
-from h3learn.transport.quic_memory import QuicMemoryPair, VirtualClock
+from h3learn.transport.quic_memory import QuicMemoryPair
+from h3learn.transport.virtual_clock import VirtualClock
 
 GET = [
     (b":method", b"GET"),
