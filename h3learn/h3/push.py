@@ -137,14 +137,20 @@ def push_promise_ready(
     )
 
 
-def push_stream_opened(conn: H3Connection, stream: IncomingUniStream, header: StreamHeader) -> None:
-    """Client: the server opened a push stream for ``header.push_id`` (§6.2.2)."""
+def check_push_stream_opener(conn: H3Connection, stream_id: int) -> None:
+    """RFC 9114 §6.2.2: only a server opens push streams; a client's is a connection error
+    of type H3_STREAM_CREATION_ERROR, known from the Stream Type alone."""
     if not conn.is_client:
         raise H3ConnectionError(
             ErrorCode.H3_STREAM_CREATION_ERROR,
-            f"client opened push stream {stream.stream_id}; only servers push",
+            f"client opened push stream {stream_id}; only servers push",
             "9114#6.2.2",
         )
+
+
+def push_stream_opened(conn: H3Connection, stream: IncomingUniStream, header: StreamHeader) -> None:
+    """Client: the server opened a push stream for ``header.push_id`` (§6.2.2)."""
+    check_push_stream_opener(conn, stream.stream_id)
     push_id = header.push_id
     assert push_id is not None
     check_push_id_allowed(conn, push_id, f"push stream {stream.stream_id}", "9114#4.6")
