@@ -26,7 +26,7 @@ from h3learn.h3.frames import CancelPushFrame, MaxPushIdFrame, PushPromiseFrame
 from h3learn.h3.http_events import PushCancelled, PushPromiseReceived
 from h3learn.h3.http_fields import check_header_types
 from h3learn.h3.message_exchange import MessageExchange, MessageState
-from h3learn.h3.messages import Header, MalformedMessage, UnpushableRequest
+from h3learn.h3.messages import Header, MalformedMessage, UnpushableRequest, check_sending_size
 from h3learn.h3.pseudo_headers import validate_push_promise_request
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
 from h3learn.h3.stream_types import StreamHeader, StreamType
@@ -59,6 +59,11 @@ def send_push_promise(conn: H3Connection, stream_id: int, headers: Sequence[Head
         raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
     check_header_types(headers)
     validate_push_promise_request(headers)
+    # RFC 9114 §4.2.2, §7.2.5: a PUSH_PROMISE's field section is held to the peer's limit
+    # like any other, and refused before a push ID is spent on it.
+    check_sending_size(
+        headers, conn.peer_settings.max_field_section_size, "PUSH_PROMISE field section"
+    )
     if request_streams.sending_stream(conn, stream_id).push_id is not None:
         raise H3UsageError(f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)")
     push_id = conn._next_push_id

@@ -41,6 +41,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.messages import UnpushableRequest
+from h3learn.h3.settings import Settings
 from h3learn.h3.stream_types import StreamType
 from h3learn.transport.memory import MemoryPair
 
@@ -127,6 +128,21 @@ def test_push_ids_count_from_zero_up_to_max_push_id_and_no_further() -> None:
     memory.client.send_max_push_id(2)
     memory.pump()
     assert memory.server.send_push_promise(stream_id, PUSHED) == 2
+
+
+def test_a_server_does_not_send_a_push_promise_larger_than_the_clients_field_section_limit() -> (
+    None
+):
+    """RFC 9114 §4.2.2, §7.2.5: a PUSH_PROMISE carries a field section, held to the peer's
+    SETTINGS_MAX_FIELD_SECTION_SIZE like a HEADERS frame's; no push ID is spent on it."""
+    memory = pair(client_settings=Settings(max_field_section_size=200))
+    memory.client.send_max_push_id(4)
+    stream_id = memory.client.send_request(REQUEST, end_stream=True)
+    memory.pump()
+    with pytest.raises(H3UsageError, match=r"PUSH_PROMISE field section of \d+ bytes exceeds"):
+        memory.server.send_push_promise(stream_id, [*PUSHED, (b"x-long", b"v" * 200)])
+    assert memory.server.actions_to_send() == []
+    assert memory.server.send_push_promise(stream_id, PUSHED) == 0
 
 
 def test_only_a_client_sends_max_push_id_and_it_never_decreases() -> None:
