@@ -66,6 +66,8 @@ class UnpushableRequest(MalformedMessage):
 #: The method of a request for a tunnel (RFC 9114 §4.4): no :scheme or :path, and DATA
 #: that is the tunnel's bytes rather than content.
 CONNECT = b"CONNECT"
+#: RFC 9110 §9.3.2: a response to HEAD never has content (RFC 9110 §6.4.1).
+HEAD = b"HEAD"
 
 #: RFC 9114 §4.2.2: each field line counts its name, its value and 32 bytes more.
 FIELD_LINE_OVERHEAD = 32
