@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from h3learn.h3 import error_handling
+from h3learn.h3 import error_handling, push
 from h3learn.h3.actions import CloseConnection
 from h3learn.h3.errors import (
     ErrorCode,
@@ -76,6 +76,8 @@ def send_goaway(conn: H3Connection, identifier: int | None = None) -> int:
         )
     conn.goaway_sent = identifier
     conn._send_control_frame(GoawayFrame(identifier))
+    if conn.is_client:
+        push.goaway_sent(conn)  # RFC 9114 §5.2: the pushes it excludes are cancelled
     for stream in excluded:
         # RFC 9114 §5.2: requests the GOAWAY excludes are cancelled explicitly, as
         # rejected (never processed), so that the client may retry them elsewhere.

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from h3learn.h3.messages import (
     CONNECT,
+    HEAD,
     Header,
     MalformedMessage,
     RequestHead,
@@ -41,6 +42,7 @@ DIGITS = re.compile(rb"[0-9]+")
 #: With the 1xx codes, the statuses whose responses never have content (RFC 9110 §6.4.1).
 NO_CONTENT = 204
 NOT_MODIFIED = 304
+RESPONSE_TO_HEAD = "a response to HEAD"
 
 # -- the Content-Length field (RFC 9110 §8.6) ---------------------------------------------
 
@@ -94,8 +96,8 @@ def no_content_reason(status: int, request_method: bytes) -> str | None:
         return "a 204 (No Content) response"
     if status == NOT_MODIFIED:
         return "a 304 (Not Modified) response"
-    if request_method == b"HEAD":
-        return "a response to HEAD"
+    if request_method == HEAD:
+        return RESPONSE_TO_HEAD
     return None
 
 
@@ -137,6 +139,15 @@ class ContentLengthTracker:
             return cls(None)
         reason = no_content_reason(head.status, request_method)
         return cls(head.content_length, no_content_reason=reason)
+
+    def as_response_to_head(self) -> ContentLengthTracker:
+        """This tracker, for a response found to answer HEAD only after it began (a push
+        stream read before its PUSH_PROMISE, RFC 9114 §4.6): no content may come, and what
+        already came is malformed (RFC 9110 §6.4.1)."""
+        reason = self.no_content_reason or RESPONSE_TO_HEAD
+        tracker = ContentLengthTracker(self.content_length, no_content_reason=reason)
+        tracker.add(self.received)
+        return tracker
 
     def add(self, length: int) -> None:
         """One DATA frame with a payload of ``length`` bytes arrived."""

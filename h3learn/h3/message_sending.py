@@ -26,7 +26,7 @@ from h3learn.h3.content_length import ContentLengthTracker
 from h3learn.h3.errors import H3UsageError, code_name
 from h3learn.h3.frames import DataFrame, HeadersFrame
 from h3learn.h3.http_fields import check_header_types
-from h3learn.h3.messages import CONNECT, Header, MalformedMessage, field_section_size
+from h3learn.h3.messages import CONNECT, Header, MalformedMessage, check_sending_size
 from h3learn.h3.pseudo_headers import validate_request, validate_response, validate_trailers
 from h3learn.h3.stream_state import RequestStream
 from h3learn.h3.stream_types import STREAM_ID_STEP
@@ -197,14 +197,7 @@ def check_not_after_trailers(stream: RequestStream) -> None:
 
 
 def send_field_section(conn: H3Connection, stream_id: int, headers: Sequence[Header]) -> None:
-    limit = conn.peer_settings.max_field_section_size
-    if limit is not None:
-        size = field_section_size(headers)
-        if size > limit:
-            raise H3UsageError(
-                f"field section of {size} bytes exceeds the peer's"
-                f" SETTINGS_MAX_FIELD_SECTION_SIZE {limit} (RFC 9114 §4.2.2)"
-            )
+    check_sending_size(headers, conn.peer_settings.max_field_section_size, "field section")
     conn._send_frame(stream_id, HeadersFrame(encode(conn, stream_id, headers)))
 
 

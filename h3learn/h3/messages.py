@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from h3learn.h3.errors import ErrorCode, H3StreamError
+from h3learn.h3.errors import ErrorCode, H3StreamError, H3UsageError
 from h3learn.qpack.errors import cite
 
 Header = tuple[bytes, bytes]
@@ -66,6 +66,8 @@ class UnpushableRequest(MalformedMessage):
 #: The method of a request for a tunnel (RFC 9114 §4.4): no :scheme or :path, and DATA
 #: that is the tunnel's bytes rather than content.
 CONNECT = b"CONNECT"
+#: RFC 9110 §9.3.2: a response to HEAD never has content (RFC 9110 §6.4.1).
+HEAD = b"HEAD"
 
 #: RFC 9114 §4.2.2: each field line counts its name, its value and 32 bytes more.
 FIELD_LINE_OVERHEAD = 32
@@ -126,3 +128,17 @@ def field_section_size(field_lines: Sequence[Header]) -> int:
     Each field line counts the length of its name and value, uncompressed, plus 32.
     """
     return sum(len(name) + len(value) + FIELD_LINE_OVERHEAD for name, value in field_lines)
+
+
+def check_sending_size(field_lines: Sequence[Header], limit: int | None, what: str) -> None:
+    """RFC 9114 §4.2.2: refuse to send a field section larger than the peer's
+    SETTINGS_MAX_FIELD_SECTION_SIZE (``limit``, None: no limit announced). ``what`` names
+    the frame, e.g. "field section", "PUSH_PROMISE field section"."""
+    if limit is None:
+        return
+    size = field_section_size(field_lines)
+    if size > limit:
+        raise H3UsageError(
+            f"{what} of {size} bytes exceeds the peer's SETTINGS_MAX_FIELD_SECTION_SIZE"
+            f" {limit} (RFC 9114 §4.2.2)"
+        )

@@ -26,7 +26,13 @@ from h3learn.h3.frames import CancelPushFrame, MaxPushIdFrame, PushPromiseFrame
 from h3learn.h3.http_events import PushCancelled, PushPromiseReceived
 from h3learn.h3.http_fields import check_header_types
 from h3learn.h3.message_exchange import MessageExchange, MessageState
-from h3learn.h3.messages import Header, MalformedMessage, UnpushableRequest
+from h3learn.h3.messages import (
+    HEAD,
+    Header,
+    MalformedMessage,
+    UnpushableRequest,
+    check_sending_size,
+)
 from h3learn.h3.pseudo_headers import validate_push_promise_request
 from h3learn.h3.stream_state import IncomingUniStream, RequestStream
 from h3learn.h3.stream_types import StreamHeader, StreamType
@@ -59,6 +65,11 @@ def send_push_promise(conn: H3Connection, stream_id: int, headers: Sequence[Head
         raise H3UsageError("the client sent GOAWAY: no new pushes (RFC 9114 §5.2)")
     check_header_types(headers)
     validate_push_promise_request(headers)
+    # RFC 9114 §4.2.2, §7.2.5: a PUSH_PROMISE's field section is held to the peer's limit
+    # like any other, and refused before a push ID is spent on it.
+    check_sending_size(
+        headers, conn.peer_settings.max_field_section_size, "PUSH_PROMISE field section"
+    )
     if message_sending.sending_stream(conn, stream_id).push_id is not None:
         raise H3UsageError(f"stream {stream_id} is a push stream: no PUSH_PROMISE (RFC 9114 §4.1)")
     push_id = conn._next_push_id
@@ -85,6 +96,8 @@ def create_push_stream(conn: H3Connection, push_id: int) -> int:
         conn, StreamHeader(StreamType.PUSH, push_id=push_id)
     )
     stream = request_streams.new_request_stream(conn, stream_id, push_id=push_id)
+    # The response answers the promised request: to HEAD it has no content (RFC 9110 §6.4.1).
+    stream.request_method = promised_method(conn, push_id)
     # A push stream is unidirectional: nothing will come back on it.
     stream.end_received = True
     stream.exchange.state = MessageState.COMPLETE
@@ -126,25 +139,124 @@ def push_promise_ready(
         # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
         # its response must not be used: a push stream already open for it is abandoned.
         cancel_push(conn, push_id, (f"the promise is refused: {refusal.rule}", refusal.rfc))
-        for uni in list(conn._incoming_uni.values()):
-            if uni.request is not None and uni.request.push_id == push_id:
-                refuse_push_stream(conn, uni.request)
+        for push_stream in push_streams_for(conn, push_id):
+            refuse_push_stream(conn, push_stream)
         return
     except MalformedMessage as error:
         raise error.as_stream_error(stream.stream_id) from None
+    if excluded_by_own_goaway(conn, push_id):
+        if push_id not in conn._cancelled_pushes:
+            exclude_push(conn, push_id)
+        return
+    for push_stream in push_streams_for(conn, push_id):
+        promise_reached_push_stream(conn, push_stream)
     conn._events.append(
         PushPromiseReceived(stream_id=stream.stream_id, push_id=push_id, headers=headers)
     )
 
 
-def push_stream_opened(conn: H3Connection, stream: IncomingUniStream, header: StreamHeader) -> None:
-    """Client: the server opened a push stream for ``header.push_id`` (§6.2.2)."""
+def check_push_stream_opener(conn: H3Connection, stream_id: int) -> None:
+    """RFC 9114 §6.2.2: only a server opens push streams; a client's is a connection error
+    of type H3_STREAM_CREATION_ERROR, known from the Stream Type alone."""
     if not conn.is_client:
         raise H3ConnectionError(
             ErrorCode.H3_STREAM_CREATION_ERROR,
-            f"client opened push stream {stream.stream_id}; only servers push",
+            f"client opened push stream {stream_id}; only servers push",
             "9114#6.2.2",
         )
+
+
+def promised_method(conn: H3Connection, push_id: int) -> bytes | None:
+    """The method of the request ``push_id`` promised, or None before its PUSH_PROMISE."""
+    for name, value in conn._promised.get(push_id, ()):
+        if name == b":method":
+            return value
+    return None
+
+
+def push_streams_for(conn: H3Connection, push_id: int) -> list[RequestStream]:
+    """Client: the push stream (at most one, §6.2.2) the server opened for ``push_id``,
+    if it is still being read: not abandoned, its response not yet whole."""
+    return [
+        uni.request
+        for uni in list(conn._incoming_uni.values())
+        if uni.request is not None
+        and uni.request.push_id == push_id
+        and not uni.request.abandoned
+        and uni.request.exchange.state is not MessageState.COMPLETE
+    ]
+
+
+def excluded_by_own_goaway(conn: H3Connection, push_id: int) -> bool:
+    """Client: does the GOAWAY this client sent exclude ``push_id``? (RFC 9114 §5.2)"""
+    return conn.is_client and conn.goaway_sent is not None and push_id >= conn.goaway_sent
+
+
+def goaway_sent(conn: H3Connection) -> None:
+    """Client: its GOAWAY excludes the pushes at or above its push ID (RFC 9114 §5.2).
+
+    Each one promised is cancelled with CANCEL_PUSH (§7.2.3); a push stream already open
+    for one, promised or not yet, is aborted with H3_REQUEST_CANCELLED. A push whose
+    response has all arrived is left alone, and a push ID no PUSH_PROMISE has named yet
+    gets no CANCEL_PUSH (a server treats that as H3_ID_ERROR, §7.2.3): its promise, when
+    it comes, is cancelled then.
+    """
+    for push_id in sorted(set(conn._promised) | conn._push_streams_seen):
+        if not excluded_by_own_goaway(conn, push_id) or push_id in conn._cancelled_pushes:
+            continue
+        push_streams = push_streams_for(conn, push_id)
+        if push_id in conn._push_streams_seen and not push_streams:
+            continue  # its response has all arrived, or was abandoned: nothing to cancel
+        if push_id in conn._promised:
+            exclude_push(conn, push_id)
+        else:
+            for push_stream in push_streams:
+                refuse_push_stream(conn, push_stream, excluded_by_goaway_rule(push_stream))
+
+
+def exclude_push(conn: H3Connection, push_id: int) -> None:
+    """Client: cancel a promised push its own GOAWAY excludes, and abort its push stream."""
+    assert conn.goaway_sent is not None
+    cancel_push(conn, push_id, (f"this client's GOAWAY {conn.goaway_sent} excludes it", "9114#5.2"))
+    for push_stream in push_streams_for(conn, push_id):
+        refuse_push_stream(conn, push_stream, excluded_by_goaway_rule(push_stream))
+
+
+def excluded_by_goaway_rule(stream: RequestStream) -> tuple[str, str]:
+    """Why a push stream the client's own GOAWAY excludes is aborted (RFC 9114 §5.2)."""
+    return (
+        f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which this"
+        " client's GOAWAY excludes; its response is not used",
+        "9114#5.2",
+    )
+
+
+def promise_reached_push_stream(conn: H3Connection, stream: RequestStream) -> None:
+    """Client: a push stream that came before its PUSH_PROMISE learns the promised request
+    (RFC 9114 §4.6), whose method decides whether the response may have content.
+
+    Deliberate simplification of RFC 9114 §4.6, which lets a client buffer a push stream
+    until its promise arrives: h3learn reads it at once, as a response to GET. A promise
+    of HEAD that arrives later makes DATA already read malformed (RFC 9110 §6.4.1), and
+    a Content-Length no longer needs DATA to match; a push stream that already ended was
+    checked as a response to GET.
+    """
+    if stream.request_method is not None or stream.abandoned:
+        return
+    assert stream.push_id is not None
+    stream.request_method = promised_method(conn, stream.push_id)
+    if stream.content is None or stream.exchange.state is MessageState.COMPLETE:
+        return
+    if stream.request_method == HEAD:
+        try:
+            stream.content = stream.content.as_response_to_head()
+        except MalformedMessage as error:
+            error_handling.stream_error(conn, error.as_stream_error(stream.stream_id))
+
+
+def push_stream_opened(conn: H3Connection, stream: IncomingUniStream, header: StreamHeader) -> None:
+    """Client: the server opened a push stream for ``header.push_id`` (§6.2.2)."""
+    check_push_stream_opener(conn, stream.stream_id)
     push_id = header.push_id
     assert push_id is not None
     check_push_id_allowed(conn, push_id, f"push stream {stream.stream_id}", "9114#4.6")
@@ -161,22 +273,27 @@ def push_stream_opened(conn: H3Connection, stream: IncomingUniStream, header: St
         parser=FrameParser(record=conn.recorder.enabled),
         push_id=push_id,
         end_sent=True,
+        request_method=promised_method(conn, push_id),
     )
-    if push_id in conn._cancelled_pushes:
+    if excluded_by_own_goaway(conn, push_id):
+        refuse_push_stream(conn, stream.request, excluded_by_goaway_rule(stream.request))
+    elif push_id in conn._cancelled_pushes:
         refuse_push_stream(conn, stream.request)
 
 
-def refuse_push_stream(conn: H3Connection, stream: RequestStream) -> None:
-    """RFC 9114 §7.2.3: a push stream for a cancelled push is not read."""
+def refuse_push_stream(
+    conn: H3Connection, stream: RequestStream, why: tuple[str, str] | None = None
+) -> None:
+    """RFC 9114 §7.2.3: a push stream for a cancelled push is not read (aborted with
+    H3_REQUEST_CANCELLED); ``why``: (rule, RFC section) when it is not that one."""
+    rule, rfc = why or (
+        f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
+        " cancelled; its response is not used",
+        "9114#7.2.3",
+    )
     error_handling.stream_error(
         conn,
-        H3StreamError(
-            ErrorCode.H3_REQUEST_CANCELLED,
-            f"push stream {stream.stream_id} fulfils push ID {stream.push_id}, which was"
-            " cancelled; its response is not used",
-            "9114#7.2.3",
-            stream_id=stream.stream_id,
-        ),
+        H3StreamError(ErrorCode.H3_REQUEST_CANCELLED, rule, rfc, stream_id=stream.stream_id),
     )
 
 

@@ -39,18 +39,33 @@ def receive_bidirectional(
         if stream_id in conn._finished_requests:
             return  # late data on a stream already finished or reset: discarded
         if conn.is_client or stream_id & 0x3 != CLIENT_BIDI:
-            raise H3ConnectionError(
-                ErrorCode.H3_STREAM_CREATION_ERROR,
-                f"bidirectional stream {stream_id} opened by the server; HTTP/3 uses only"
-                " client-initiated ones",
-                "9114#6.1",
-            )
+            raise unopened_bidirectional_stream(conn, stream_id)
         stream = accept_request_stream(conn, stream_id)
         if stream is None:
             return
     if stream.abandoned:
         return
     message_receiving.receive_frames(conn, stream, stream.parser.feed(data), end_stream)
+
+
+def unopened_bidirectional_stream(conn: H3Connection, stream_id: int) -> H3ConnectionError:
+    """RFC 9114 §6.1: data on a bidirectional stream that no request opened."""
+    if stream_id & 0x3 == CLIENT_BIDI:
+        rule = (
+            f"data on bidirectional stream {stream_id}, which is client-initiated but this"
+            " client never opened it; a server opens no bidirectional streams"
+        )
+    elif conn.is_client:
+        rule = (
+            f"bidirectional stream {stream_id} opened by the server; HTTP/3 uses only"
+            " client-initiated ones"
+        )
+    else:
+        rule = (
+            f"data on bidirectional stream {stream_id}, which is server-initiated but this"
+            " server opens none; HTTP/3 uses only client-initiated ones"
+        )
+    return H3ConnectionError(ErrorCode.H3_STREAM_CREATION_ERROR, rule, "9114#6.1")
 
 
 def accept_request_stream(conn: H3Connection, stream_id: int) -> RequestStream | None:

@@ -42,6 +42,7 @@ from h3learn.h3.stream_types import (
 )
 from h3learn.wire.errors import NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
+from h3learn.wire.varint import parse_varint
 
 if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
@@ -94,11 +95,23 @@ def receive_unidirectional(
         try:
             header = parse_stream_header(reader)
         except NeedMoreData:
+            stream_type_alone(conn, stream)
             return  # RFC 9114 §6.2: a stream may even end before its type arrives
         data = bytes(stream.buffer[reader.position :])
         stream.buffer.clear()
         stream_type_received(conn, stream, header, reader)
     uni_stream_data(conn, stream, data, end_stream)
+
+
+def stream_type_alone(conn: H3Connection, stream: IncomingUniStream) -> None:
+    """The Stream Type has arrived but not the rest of the header (a push stream's Push ID):
+    what the type alone forbids is an error now, not once the Push ID arrives (§6.2.2)."""
+    try:
+        stream_type, _ = parse_varint(stream.buffer)
+    except NeedMoreData:
+        return
+    if stream_type == StreamType.PUSH:
+        push.check_push_stream_opener(conn, stream.stream_id)
 
 
 def stream_type_received(

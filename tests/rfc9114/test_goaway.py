@@ -21,6 +21,7 @@ from h3_connection_helpers import (
     assert_trace_labelled,
     frame_bytes,
     pair,
+    stream_header,
 )
 
 from h3learn.h3.actions import CloseConnection, StopSending
@@ -34,6 +35,7 @@ from h3learn.h3.http_events import (
     HeadersReceived,
     StreamReset,
 )
+from h3learn.h3.stream_types import StreamType
 
 REJECTED = StreamReset(stream_id=4, error_code=ErrorCode.H3_REQUEST_REJECTED, retry_safe=True)
 
@@ -202,6 +204,92 @@ def test_no_new_pushes_are_promised_after_the_clients_goaway() -> None:
     memory.pump()
     with pytest.raises(H3UsageError, match="no new pushes"):
         memory.server.send_push_promise(stream_id, REQUEST)
+
+
+PUSHED = [*REQUEST[:3], (b":path", b"/pushed.css")]
+#: The server's first two push streams, after its control and QPACK streams (3, 7, 11).
+PUSH_STREAMS = (15, 19)
+
+
+def cancel_pushes_traced(lone: Lone) -> list[tuple[int, str]]:
+    """The CANCEL_PUSH frames the client created: (push ID, the reason recorded)."""
+    return [
+        (e.data["frame"]["push_id"], e.data.get("reason", ""))
+        for e in lone.events("frame_created")
+        if e.data["frame"]["frame_type"] == "cancel_push"
+    ]
+
+
+def test_a_clients_goaway_cancels_the_promised_pushes_it_excludes_and_aborts_their_streams() -> (
+    None
+):
+    """RFC 9114 §5.2: after a GOAWAY with push ID 1 the client takes no push from 1 on; it
+    cancels push 1 with CANCEL_PUSH (§7.2.3) and aborts its push stream with
+    H3_REQUEST_CANCELLED, while push 0 goes on."""
+    lone = Lone.client()
+    lone.conn.send_max_push_id(5)
+    stream_id = lone.request()
+    lone.feed(stream_id, lone.push_promise(stream_id, 0, REQUEST))
+    lone.feed(stream_id, lone.push_promise(stream_id, 1, PUSHED))
+    lone.feed(PUSH_STREAMS[1], stream_header(StreamType.PUSH, push_id=1))
+    lone.take_sent()
+    assert lone.conn.send_goaway(1) == 1
+    assert cancel_pushes_traced(lone) == [(1, "this client's GOAWAY 1 excludes it")]
+    events = lone.feed(PUSH_STREAMS[1], lone.headers(PUSH_STREAMS[1], RESPONSE), end_stream=True)
+    assert events == [
+        StreamReset(stream_id=PUSH_STREAMS[1], error_code=ErrorCode.H3_REQUEST_CANCELLED)
+    ]
+    assert StopSending(PUSH_STREAMS[1], ErrorCode.H3_REQUEST_CANCELLED) in lone.sent
+    assert_stream_error(lone, PUSH_STREAMS[1], ErrorCode.H3_REQUEST_CANCELLED, "9114#5.2")
+    events = lone.feed(
+        PUSH_STREAMS[0],
+        stream_header(StreamType.PUSH, push_id=0) + lone.headers(PUSH_STREAMS[0], RESPONSE),
+        end_stream=True,
+    )
+    assert events == [
+        HeadersReceived(stream_id=PUSH_STREAMS[0], headers=RESPONSE, push_id=0, stream_ended=True)
+    ]
+
+
+def test_a_push_promise_at_or_above_the_clients_goaway_is_cancelled_and_never_reported() -> None:
+    """RFC 9114 §5.2: a PUSH_PROMISE that arrives after the client's GOAWAY with a push ID
+    at or above it is cancelled, not handed to the application, and its push stream is
+    aborted; the trace says why."""
+    lone = Lone.client()
+    lone.conn.send_max_push_id(5)
+    stream_id = lone.request()
+    assert lone.conn.send_goaway() == 0
+    lone.take_sent()
+    events = lone.feed(
+        stream_id, lone.push_promise(stream_id, 0, PUSHED) + lone.headers(stream_id, RESPONSE)
+    )
+    assert events == [HeadersReceived(stream_id=stream_id, headers=RESPONSE)]
+    assert cancel_pushes_traced(lone) == [(0, "this client's GOAWAY 0 excludes it")]
+    (created,) = [e for e in lone.events("frame_created") if e.data.get("reason")]
+    assert "9114#5.2" in created.rfc
+    events = lone.feed(
+        PUSH_STREAMS[0],
+        stream_header(StreamType.PUSH, push_id=0) + lone.headers(PUSH_STREAMS[0], RESPONSE),
+        end_stream=True,
+    )
+    assert events == [
+        StreamReset(stream_id=PUSH_STREAMS[0], error_code=ErrorCode.H3_REQUEST_CANCELLED)
+    ]
+    assert_stream_error(lone, PUSH_STREAMS[0], ErrorCode.H3_REQUEST_CANCELLED, "9114#5.2")
+
+
+def test_a_push_stream_at_or_above_the_clients_goaway_is_aborted_before_its_promise() -> None:
+    """RFC 9114 §5.2: the push stream is aborted at once; no CANCEL_PUSH names a push ID
+    that no PUSH_PROMISE has used yet (§7.2.3), but the promise, when it comes, is."""
+    lone = Lone.client()
+    lone.conn.send_max_push_id(5)
+    stream_id = lone.request()
+    lone.conn.send_goaway(0)
+    lone.feed(PUSH_STREAMS[0], stream_header(StreamType.PUSH, push_id=0))
+    assert_stream_error(lone, PUSH_STREAMS[0], ErrorCode.H3_REQUEST_CANCELLED, "9114#5.2")
+    assert cancel_pushes_traced(lone) == []
+    assert lone.feed(stream_id, lone.push_promise(stream_id, 0, PUSHED)) == []
+    assert cancel_pushes_traced(lone) == [(0, "this client's GOAWAY 0 excludes it")]
 
 
 def test_a_server_accepts_any_push_id_in_a_client_goaway() -> None:

@@ -41,6 +41,7 @@ from h3learn.h3.http_events import (
     StreamReset,
 )
 from h3learn.h3.messages import UnpushableRequest
+from h3learn.h3.settings import Settings
 from h3learn.h3.stream_types import StreamType
 from h3learn.transport.memory import MemoryPair
 
@@ -70,12 +71,18 @@ def client_allowing(max_push_id: int | None) -> Lone:
 # -- a whole push over MemoryPair ---------------------------------------------------------
 
 
-def promised() -> tuple[MemoryPair, int]:
-    """A client that allows pushes up to 4, a request on stream 0, and push 0 promised."""
-    memory = pair()
+def requested(client_settings: Settings | None = None) -> tuple[MemoryPair, int]:
+    """A client that allows pushes up to 4 and a request on stream 0, which the server has."""
+    memory = pair(client_settings=client_settings)
     memory.client.send_max_push_id(4)
     stream_id = memory.client.send_request(REQUEST, end_stream=True)
     memory.pump()
+    return memory, stream_id
+
+
+def promised() -> tuple[MemoryPair, int]:
+    """A client that allows pushes up to 4, a request on stream 0, and push 0 promised."""
+    memory, stream_id = requested()
     return memory, memory.server.send_push_promise(stream_id, PUSHED)
 
 
@@ -129,6 +136,18 @@ def test_push_ids_count_from_zero_up_to_max_push_id_and_no_further() -> None:
     assert memory.server.send_push_promise(stream_id, PUSHED) == 2
 
 
+def test_a_server_does_not_send_a_push_promise_larger_than_the_clients_field_section_limit() -> (
+    None
+):
+    """RFC 9114 §4.2.2, §7.2.5: a PUSH_PROMISE carries a field section, held to the peer's
+    SETTINGS_MAX_FIELD_SECTION_SIZE like a HEADERS frame's; no push ID is spent on it."""
+    memory, stream_id = requested(Settings(max_field_section_size=200))
+    with pytest.raises(H3UsageError, match=r"PUSH_PROMISE field section of \d+ bytes exceeds"):
+        memory.server.send_push_promise(stream_id, [*PUSHED, (b"x-long", b"v" * 200)])
+    assert memory.server.actions_to_send() == []
+    assert memory.server.send_push_promise(stream_id, PUSHED) == 0
+
+
 def test_only_a_client_sends_max_push_id_and_it_never_decreases() -> None:
     memory = pair()
     with pytest.raises(H3UsageError):
@@ -176,10 +195,7 @@ def test_a_cancelled_push_gets_no_push_stream(canceller: str) -> None:
 
 
 def test_a_server_sends_no_push_promise_on_a_push_stream() -> None:
-    memory = pair()
-    memory.client.send_max_push_id(4)
-    stream_id = memory.client.send_request(REQUEST, end_stream=True)
-    memory.pump()
+    memory, stream_id = requested()
     push_stream = memory.server.create_push_stream(
         memory.server.send_push_promise(stream_id, PUSHED)
     )
@@ -330,6 +346,57 @@ def test_a_push_stream_may_arrive_before_its_promise() -> None:
         PushPromiseReceived(stream_id=0, push_id=0, headers=PUSHED)
     ]
     assert_no_error(lone)
+
+
+HEAD_PROMISED: list[Header] = [(b":method", b"HEAD"), *PUSHED[1:]]
+#: A response to HEAD announces the length its content would have had (RFC 9110 §9.3.2).
+HEAD_RESPONSE: list[Header] = [(b":status", b"200"), (b"content-length", b"10")]
+
+
+def test_a_pushed_response_to_a_head_promise_may_announce_a_length_without_data() -> None:
+    """RFC 9114 §4.1.2, RFC 9110 §6.4.1: the promised request's method decides, as on a
+    request stream; a response to HEAD has no content whatever its content-length says."""
+    lone = client_allowing(5)
+    lone.feed(0, lone.push_promise(0, 0, HEAD_PROMISED))
+    events = lone.feed(PUSH_STREAM, push_stream_bytes(lone, 0, HEAD_RESPONSE), end_stream=True)
+    assert events == [
+        HeadersReceived(stream_id=PUSH_STREAM, headers=HEAD_RESPONSE, push_id=0, stream_ended=True)
+    ]
+    assert_no_error(lone)
+
+
+@pytest.mark.parametrize("promise_first", [True, False], ids=["promise first", "stream first"])
+def test_data_in_a_pushed_response_to_a_head_promise_is_h3_message_error(
+    promise_first: bool,
+) -> None:
+    """RFC 9114 §4.1.2, RFC 9110 §6.4.1: DATA in a response to HEAD is malformed, also when
+    the push stream's response arrived before the PUSH_PROMISE that says it answers HEAD."""
+    lone = client_allowing(5)
+    promise = lone.push_promise(0, 0, HEAD_PROMISED)
+    if promise_first:
+        lone.feed(0, promise)
+    lone.feed(PUSH_STREAM, push_stream_bytes(lone, 0, [(b":status", b"200")]))
+    lone.feed(PUSH_STREAM, frame_bytes(DataFrame(b"body")))
+    if not promise_first:
+        lone.feed(0, promise)
+    event = assert_stream_error(lone, PUSH_STREAM, ErrorCode.H3_MESSAGE_ERROR, reset=False)
+    assert event.data["rule"] == "4 bytes of DATA in a response to HEAD, which has no content"
+
+
+def test_a_server_pushes_a_response_to_head_with_a_length_and_never_data() -> None:
+    """RFC 9114 §4.1.2: the server's push stream answers the promised HEAD, so it may
+    announce a content-length with no DATA, and may not send DATA at all."""
+    memory, stream_id = requested()
+    push_stream = memory.server.create_push_stream(
+        memory.server.send_push_promise(stream_id, HEAD_PROMISED)
+    )
+    memory.server.send_headers(push_stream, HEAD_RESPONSE)
+    with pytest.raises(H3UsageError, match="DATA in a response to HEAD"):
+        memory.server.send_data(push_stream, b"body")
+    memory.server.end_stream(push_stream)
+    memory.pump()
+    assert memory.received["client"][-1] == StreamEnded(stream_id=PUSH_STREAM, push_id=0)
+    assert not any(e.name == "stream_error" for e in memory.log.events)
 
 
 def test_push_stream_with_a_push_id_above_max_push_id_is_h3_id_error() -> None:

@@ -177,11 +177,33 @@ def test_a_push_stream_opened_by_a_client_is_h3_stream_creation_error() -> None:
     assert_connection_error(lone, ErrorCode.H3_STREAM_CREATION_ERROR, "9114#6.2.2")
 
 
+@pytest.mark.parametrize("end_stream", [False, True], ids=["open", "ended"])
+def test_client_push_stream_is_h3_stream_creation_error_as_soon_as_its_type_arrives(
+    end_stream: bool,
+) -> None:
+    """RFC 9114 §6.2.2: the Stream Type alone says it is a push stream, which only a server
+    opens; the error does not wait for the Push ID that would follow it."""
+    lone = Lone.server()
+    lone.feed(14, bytes([StreamType.PUSH]), end_stream=end_stream)
+    event = assert_connection_error(lone, ErrorCode.H3_STREAM_CREATION_ERROR, "9114#6.2.2")
+    assert event.data["rule"] == "client opened push stream 14; only servers push"
+
+
 def test_a_server_initiated_bidirectional_stream_is_h3_stream_creation_error() -> None:
     """RFC 9114 §6.1: HTTP/3 does not use server-initiated bidirectional streams."""
     lone = Lone.client()
     lone.feed(1, lone.headers(1, [(b":status", b"200")]))
     assert_connection_error(lone, ErrorCode.H3_STREAM_CREATION_ERROR, "9114#6.1")
+
+
+def test_an_unopened_client_bidirectional_stream_at_a_client_is_h3_stream_creation_error() -> None:
+    """RFC 9114 §6.1: only the client opens request streams, so data on one of its stream IDs
+    that it never used came from a stream nobody may open; the message says so."""
+    lone = Lone.client()
+    lone.feed(8, lone.headers(8, [(b":status", b"200")]))
+    event = assert_connection_error(lone, ErrorCode.H3_STREAM_CREATION_ERROR, "9114#6.1")
+    assert "opened by the server" not in event.data["rule"]
+    assert "client-initiated but this client never opened it" in event.data["rule"]
 
 
 # -- §6.2.1, RFC 9204 §4.2: critical streams stay open -----------------------------------
