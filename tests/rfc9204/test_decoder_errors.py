@@ -530,6 +530,27 @@ def test_integer_padded_with_a_zero_continuation_byte_is_rejected() -> None:
     )
 
 
+def test_integer_longer_than_9_continuation_bytes_fails_where_it_was_read() -> None:
+    """RFC 7541 §5.1 (limit in octet length): a field section loses only its stream (§7.4);
+    on the encoder stream it is QPACK_ENCODER_STREAM_ERROR, whatever the buffer limit."""
+    error = assert_fails(
+        lambda: Decoder().decode(4, bytes.fromhex("0000ff") + b"\x80" * 9),
+        DecompressionFailed,
+        "7541#5.1",
+        "9 continuation bytes",
+    )
+    assert isinstance(error, DecompressionFailed)
+    assert error.beyond_limit and error.stream_id == 4
+    decoder = decoder_with()
+    assert decoder.feed_encoder(b"\x3f" + b"\x80" * 8) == []  # may still be 2^62-1
+    assert_fails(
+        lambda: decoder.feed_encoder(b"\x80"),
+        EncoderStreamError,
+        "7541#5.1",
+        "9 continuation bytes",
+    )
+
+
 # -- §7.4: an unfinished instruction larger than any legal one --------------------------------
 
 

@@ -627,6 +627,18 @@ def test_malformed_decoder_stream_bytes_are_a_decoder_stream_error() -> None:
         encoder.feed_decoder(bytes.fromhex("ff" + "ff" * 10 + "01"))
 
 
+def test_decoder_stream_integer_longer_than_9_continuation_bytes_is_a_decoder_stream_error() -> (
+    None
+):
+    """RFC 7541 §5.1 (limit in octet length): 0x80 bytes one at a time end in an error."""
+    encoder = encoder_with_sections()
+    encoder.feed_decoder(b"\xff")
+    for _ in range(8):
+        encoder.feed_decoder(b"\x80")
+    with pytest.raises(DecoderStreamError, match=r"QPACK_DECODER_STREAM_ERROR \(RFC 7541 §5\.1\)"):
+        encoder.feed_decoder(b"\x80")
+
+
 def test_decoder_instructions_may_arrive_one_byte_at_a_time() -> None:
     """RFC 9204 §4.4: an unfinished instruction waits for the rest of its bytes."""
     encoder = Encoder()
