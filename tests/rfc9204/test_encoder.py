@@ -348,6 +348,18 @@ def test_new_entries_are_referenced_in_the_same_section_when_blocking_is_allowed
     assert [s.headers for s in decoder.feed_encoder(encoder_stream)] == [headers]
 
 
+@pytest.mark.parametrize("base", [-1, -5])
+def test_a_negative_base_is_refused_because_base_must_not_be_negative(base: int) -> None:
+    """RFC 9204 §4.5.1.2: no Sign bit and Delta Base give a negative Base; nothing changes."""
+    encoder = Encoder()
+    encoder.apply_settings(4096, 16)
+    encoder.insert(b"x-a", b"b")
+    with pytest.raises(ValueError, match=r"Base -?\d+ is negative.*RFC 9204 §4\.5\.1\.2"):
+        encoder.encode(0, [(b"x-a", b"b"), (b"x-b", b"c")], base=base)
+    assert encoder.table.insert_count == 1
+    assert encoder.acknowledgments.sections_awaiting() == 0
+
+
 # --- Duplicate (RFC 9204 §4.3.4) -------------------------------------------------------------
 
 
