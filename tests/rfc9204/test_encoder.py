@@ -302,7 +302,7 @@ def test_no_more_streams_than_allowed_are_blocked_at_the_decoder(blocked: int) -
         decoder.decode(stream_id, section)  # the section overtakes the encoder stream
         most_blocked = max(most_blocked, len(decoder.blocked_streams))
     assert most_blocked == blocked
-    decoded = decoder.feed_encoder(bytes(encoder_stream))
+    decoded = decoder.feed_encoder(bytes(encoder_stream)).sections
     assert len(decoded) == blocked
 
 
@@ -345,7 +345,7 @@ def test_new_entries_are_referenced_in_the_same_section_when_blocking_is_allowed
     assert required_insert_count(section, 4096, encoder.table.insert_count) == 1
     decoder = Decoder(4096, 100)
     assert decoder.decode(0, section) is None  # blocked until the insert arrives
-    assert [s.headers for s in decoder.feed_encoder(encoder_stream)] == [headers]
+    assert [s.headers for s in decoder.feed_encoder(encoder_stream).sections] == [headers]
 
 
 @pytest.mark.parametrize("base", [-1, -5])
@@ -754,7 +754,7 @@ def test_random_fields_round_trip_and_keep_the_eviction_and_blocking_rules(
         checker.after_encode(stream_id)
         result = decoder.decode(stream_id, section)  # raises if too many streams block
         assert len(decoder.blocked_streams) <= blocked
-        for unblocked in decoder.feed_encoder(encoder_stream):
+        for unblocked in decoder.feed_encoder(encoder_stream).sections:
             assert unblocked.stream_id == stream_id
             result = unblocked
         assert result is not None and result.headers == headers
