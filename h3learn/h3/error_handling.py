@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from h3learn.h3 import closure
 from h3learn.h3.actions import ResetStream, StopSending
 from h3learn.h3.errors import H3ConnectionError, H3Error, H3StreamError, code_name
+from h3learn.h3.frames import HeadersFrame, PushPromiseFrame
 from h3learn.h3.http_events import StreamReset
 from h3learn.h3.stream_state import RequestStream
 from h3learn.h3.stream_types import is_bidirectional
@@ -43,13 +44,18 @@ def guard(conn: H3Connection) -> Iterator[None]:
     except H3ConnectionError as error:
         connection_error(conn, error)
     except DecompressionFailed as error:
-        if error.beyond_limit and error.stream_id is not None:
-            # RFC 9204 §7.4: a field section past this endpoint's limits costs its stream.
-            code, rule, rfc, stream_id = error.code, error.rule, error.rfc, error.stream_id
-            stream_error(conn, H3StreamError(code, rule, rfc, stream_id=stream_id))
-        else:
-            connection_error(conn, H3ConnectionError.from_qpack(error))
+        decompression_failed(conn, error)
     except QpackError as error:
+        connection_error(conn, H3ConnectionError.from_qpack(error))
+
+
+def decompression_failed(conn: H3Connection, error: DecompressionFailed) -> None:
+    """A field section QPACK could not decode: its stream, or the whole connection."""
+    if error.beyond_limit and error.stream_id is not None:
+        # RFC 9204 §7.4: a field section past this endpoint's limits costs its stream.
+        code, rule, rfc, stream_id = error.code, error.rule, error.rfc, error.stream_id
+        stream_error(conn, H3StreamError(code, rule, rfc, stream_id=stream_id))
+    else:
         connection_error(conn, H3ConnectionError.from_qpack(error))
 
 
@@ -126,8 +132,16 @@ def abandon(
     if stream.abandoned:
         return
     stream.abandoned = True
-    if stream.blocked_on is not None or not stream.end_received:
-        conn.decoder.cancel_stream(stream.stream_id)
+    # RFC 9204 §2.2.2.2: the decoder decides whether the encoder is owed a Stream
+    # Cancellation; it needs the field sections that arrived but were never decoded.
+    unread = [
+        parsed.frame.field_section
+        for parsed in stream.waiting
+        if isinstance(parsed.frame, HeadersFrame | PushPromiseFrame)
+    ]
+    conn.decoder.cancel_stream(
+        stream.stream_id, end_received=stream.end_received, unread_sections=unread
+    )
     if not stream.end_received:
         send_stop_sending(conn, stream.stream_id, error_code, why, rfc)
     if not stream.end_sent:

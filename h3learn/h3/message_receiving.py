@@ -34,7 +34,7 @@ from h3learn.h3.messages import CONNECT, MalformedMessage, field_section_size
 from h3learn.h3.pseudo_headers import validate_request, validate_response, validate_trailers
 from h3learn.h3.stream_state import RequestStream
 from h3learn.h3.stream_types import StreamKind
-from h3learn.qpack.decoder import DecodedFieldSection
+from h3learn.qpack.decoder import DecodedFieldSection, Unblocked
 
 if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
@@ -221,9 +221,14 @@ def transition(conn: H3Connection, stream: RequestStream, event: MessageInput) -
     )
 
 
-def unblocked(conn: H3Connection, sections: list[DecodedFieldSection]) -> None:
-    """QPACK inserts arrived: finish the field sections they were holding."""
-    for decoded in sections:
+def unblocked(conn: H3Connection, released: Unblocked) -> None:
+    """QPACK inserts arrived: finish the field sections they were holding.
+
+    A section that failed past QPACK's limits costs only its own stream (RFC 9204 §7.4).
+    """
+    for failure in released.failures:
+        error_handling.decompression_failed(conn, failure)
+    for decoded in released.sections:
         stream = error_handling.stream_for(conn, decoded.stream_id)
         if stream is None or stream.blocked_on is None:
             continue

@@ -5,10 +5,11 @@ dynamic table, which the peer's encoder fills through the encoder stream, and it
 on the decoder stream. Its inputs and outputs are plain bytes:
 
     feed_encoder(bytes)            encoder stream in: instructions change the table (§4.3);
-                                   returns the field sections this unblocked
+                                   returns what this unblocked (`Unblocked`): the sections
+                                   decoded, and the streams whose section failed
     decode(stream_id, bytes)       a field section in (§4.5): the decoded fields, or None
                                    if it must wait for inserts (a *blocked* stream, §2.2.1)
-    cancel_stream(stream_id)       the stream was reset or abandoned (§2.2.2.2)
+    cancel_stream(stream_id, ...)  the stream was reset or abandoned (§2.2.2.2)
     data_to_send()                 decoder stream out: acknowledgments (§4.4)
 
 How it decides what to send (§2.2.2):
@@ -17,19 +18,24 @@ How it decides what to send (§2.2.2):
   Acknowledgment, which also tells the encoder the decoder has every insert up to that count;
 - when `data_to_send` finds inserts the encoder has not yet been told about, it sends one
   Insert Count Increment for all of them;
-- when a stream with a blocked or unacknowledged section is cancelled, it sends a Stream
-  Cancellation (unless its maximum table capacity is 0, where nothing can be referenced).
+- when a stream is cancelled, it sends a Stream Cancellation if the encoder may still hold
+  references for it: a section with a non-zero Required Insert Count arrived but was never
+  acknowledged (blocked, failed, or never read), or the stream was cut off before its end,
+  so such sections may still be on their way (`cancel_stream` says exactly when).
 
 A section that needs inserts not yet received waits in a table of blocked streams; there may
 be at most SETTINGS_QPACK_BLOCKED_STREAMS of them (§2.1.2). Sections that arrive later on a
 blocked stream wait behind it, so each stream's sections come out in the order they came in.
+When inserts unblock several streams at once, a section past this decoder's limits costs only
+its own stream (RFC 9204 §7.4): it is reported among the failures, the others are decoded.
 Every rule in RFC 9204 that ends in "MUST treat this as a connection error" raises the
 matching `QpackError`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from h3learn.events import NullRecorder, Recorder
@@ -80,6 +86,18 @@ class DecodedFieldSection:
     base: int
 
 
+@dataclass(frozen=True, slots=True)
+class Unblocked:
+    """What inserts on the encoder stream released (RFC 9204 §2.2.1), stream by stream."""
+
+    #: The sections decoded, each stream's in the order they arrived.
+    sections: list[DecodedFieldSection] = field(default_factory=list)
+    #: One error per stream whose released section exceeded this decoder's limits: a
+    #: stream error of type QPACK_DECOMPRESSION_FAILED for that stream alone (RFC 9204
+    #: §7.4); the sections queued behind it on the same stream are dropped with it.
+    failures: list[DecompressionFailed] = field(default_factory=list)
+
+
 @dataclass(slots=True)
 class _BlockedSection:
     required_insert_count: int
@@ -110,12 +128,15 @@ class Decoder:
         self._encoder_buffer = bytearray()
         #: Per blocked stream, its sections waiting in order (the first needs inserts).
         self._blocked: dict[int, list[_BlockedSection]] = {}
+        #: Per stream, how many sections with a non-zero Required Insert Count arrived and
+        #: were not acknowledged yet (blocked, or failed): what a Stream Cancellation releases.
+        self._unacknowledged: dict[int, int] = {}
         self._out = bytearray()
 
     # -- the encoder stream (RFC 9204 §4.3) -----------------------------------------------
 
-    def feed_encoder(self, data: bytes) -> list[DecodedFieldSection]:
-        """Process encoder stream bytes; returns sections that this unblocked, decoded."""
+    def feed_encoder(self, data: bytes) -> Unblocked:
+        """Process encoder stream bytes; returns what the new inserts unblocked."""
         self._encoder_buffer += data
         buffer = self._encoder_buffer
         position = 0
@@ -144,7 +165,7 @@ class Decoder:
         finally:
             del buffer[:position]
         if self.table.insert_count == inserts_before:
-            return []
+            return Unblocked()
         return self._unblock()
 
     def _check_pending_instruction_size(self, pending: int) -> None:
@@ -226,6 +247,8 @@ class Decoder:
         required_insert_count = decode_required_insert_count(
             prefix.encoded_insert_count, self.max_table_capacity, self.table.insert_count
         )
+        if required_insert_count:
+            self._unacknowledged[stream_id] = self._unacknowledged.get(stream_id, 0) + 1
         waiting = self._blocked.get(stream_id)
         if waiting is not None:
             waiting.append(_BlockedSection(required_insert_count, data))
@@ -283,18 +306,20 @@ class Decoder:
                 summary=summary,
             )
 
-    def _unblock(self) -> list[DecodedFieldSection]:
+    def _unblock(self) -> Unblocked:
         """Decode what the inserts so far allow, each stream's sections in their order.
 
         A stream whose first waiting section can now be decoded is unblocked; the sections
         queued behind it follow, until one that still needs inserts blocks the stream again.
+        A section past this decoder's limits ends its stream's decoding there (RFC 9204
+        §7.4), and the other streams carry on; a broken rule is a connection error, raised.
         """
         ready = [
             stream_id
             for stream_id, waiting in self._blocked.items()
             if waiting[0].required_insert_count <= self.table.insert_count
         ]
-        decoded = []
+        released = Unblocked()
         for stream_id in ready:
             waiting = self._blocked.pop(stream_id)
             self._record_stream_state(
@@ -303,15 +328,21 @@ class Decoder:
                 waiting[0].required_insert_count,
                 f"stream {stream_id} unblocked: Insert Count reached {self.table.insert_count}",
             )
-            while waiting and waiting[0].required_insert_count <= self.table.insert_count:
-                section = waiting.pop(0)
-                decoded.append(
-                    self._decode_now(stream_id, section.data, section.required_insert_count)
-                )
+            try:
+                while waiting and waiting[0].required_insert_count <= self.table.insert_count:
+                    section = waiting.pop(0)
+                    released.sections.append(
+                        self._decode_now(stream_id, section.data, section.required_insert_count)
+                    )
+            except DecompressionFailed as error:
+                if not error.beyond_limit:
+                    raise
+                released.failures.append(error)
+                continue
             if waiting:
                 self._blocked[stream_id] = waiting
                 self._record_blocked(stream_id, waiting[0].required_insert_count, waiting[0].data)
-        return decoded
+        return released
 
     @property
     def blocked_streams(self) -> list[int]:
@@ -361,11 +392,20 @@ class Decoder:
         if record:
             self._record_section(section, prefix, resolved, lengths, reader)
         if required_insert_count:
+            self._acknowledged(stream_id)
             self._send(SectionAcknowledgment(stream_id))
             self.acknowledged_insert_count = max(
                 self.acknowledged_insert_count, required_insert_count
             )
         return section
+
+    def _acknowledged(self, stream_id: int) -> None:
+        """One section of the stream no longer needs a Stream Cancellation to release it."""
+        left = self._unacknowledged[stream_id] - 1
+        if left:
+            self._unacknowledged[stream_id] = left
+        else:
+            del self._unacknowledged[stream_id]
 
     def _spans_of_section(self, data: bytes) -> tuple[Any, ...]:
         """Labels for a blocked section: its prefix, then its lines as one unresolved run."""
@@ -420,12 +460,39 @@ class Decoder:
 
     # -- stream cancellation (RFC 9204 §2.2.2.2) -------------------------------------------
 
-    def cancel_stream(self, stream_id: int) -> None:
-        """The stream was reset or its reading abandoned: forget it and tell the encoder."""
-        was_blocked = self._blocked.pop(stream_id, None) is not None
-        if self.max_table_capacity == 0 and not was_blocked:
-            return  # RFC 9204 §4.4.2: with no dynamic table there is nothing to release
-        self._send(StreamCancellation(stream_id))
+    def cancel_stream(
+        self,
+        stream_id: int,
+        *,
+        end_received: bool = False,
+        unread_sections: Sequence[bytes] = (),
+    ) -> None:
+        """The stream was reset or its reading abandoned: forget it, and tell the encoder.
+
+        A Stream Cancellation tells the encoder that the stream's references to the dynamic
+        table are no longer outstanding (RFC 9204 §2.2.2.2, §4.4.2). It is sent when the
+        encoder may still hold some:
+
+        - a section with a non-zero Required Insert Count arrived and was never acknowledged:
+          it is blocked, or it failed to decode, or it is among ``unread_sections``, the
+          sections of frames that arrived but were never handed to the decoder; or
+        - the stream was cut off before its end (``end_received`` false): sections still on
+          their way may refer to the table. A decoder whose maximum table capacity is 0 MAY
+          omit this one (§2.2.2.2): no section can refer to a table it does not have.
+
+        A stream that arrived whole, every section that refers to the table acknowledged,
+        is owed none: nothing is outstanding. Deliberate reading of RFC 9204 §2.2.2.2,
+        which also names a stream abandoned "before all encoded field sections are
+        processed": when the unprocessed ones all have a Required Insert Count of 0, the
+        encoder holds nothing for them (the reason §2.2.2.2 gives for the capacity-0
+        exception), so h3learn sends nothing either.
+        """
+        self._blocked.pop(stream_id, None)
+        unacknowledged = self._unacknowledged.pop(stream_id, 0)
+        unread = any(refers_to_dynamic_table(section) for section in unread_sections)
+        cut_off = not end_received and self.max_table_capacity > 0
+        if unacknowledged or unread or cut_off:
+            self._send(StreamCancellation(stream_id))
 
     # -- the decoder stream (RFC 9204 §4.4) -----------------------------------------------
 
@@ -452,3 +519,16 @@ class Decoder:
                 writer.unit(),
                 writer.field_spans(),
             )
+
+
+def refers_to_dynamic_table(section: bytes) -> bool:
+    """Does an encoded field section declare a non-zero Required Insert Count (§4.5.1.1)?
+
+    Read from the prefix alone, for a section that will never be decoded. A prefix that
+    cannot be read is no section an encoder could be holding references for.
+    """
+    try:
+        prefix = FieldSectionPrefix.parse(SpanReader(section, record=False))
+    except (NeedMoreData, MalformedInput):
+        return False
+    return prefix.encoded_insert_count != 0

@@ -192,8 +192,14 @@ class Encoder:
         ``never_indexed`` names the fields sent with the N bit (RFC 9204 §7.1.3); short
         cookies always are. ``base`` fixes the Base instead of letting the encoder choose
         it (RFC 9204 Appendix B shows such a choice). ``credit`` is what QUIC flow control
-        lets the encoder stream carry now (RFC 9204 §2.1.3); None: no limit.
+        lets the encoder stream carry now (RFC 9204 §2.1.3); None: no limit. A negative
+        ``base`` is refused before anything is inserted: the prefix cannot express it.
         """
+        if base is not None and base < 0:
+            raise ValueError(
+                f"Base {base} is negative: the value of Base MUST NOT be negative, and a Sign"
+                " bit with any Delta Base gives at least 0 (RFC 9204 §4.5.1.2)"
+            )
         self._credit = credit
         try:
             return self._encode(stream_id, headers, never_indexed, base)

@@ -163,7 +163,10 @@ def decode_records(records: bytes, table_capacity: int, blocked_streams: int) ->
     decoded: dict[int, list[Header]] = {}
     for stream_id, data in read_records(records):
         if stream_id == ENCODER_STREAM:
-            for section in decoder.feed_encoder(data):
+            released = decoder.feed_encoder(data)
+            if released.failures:
+                raise released.failures[0]  # as `decode` would have raised it
+            for section in released.sections:
                 decoded[section.stream_id] = section.headers
             continue
         result = decoder.decode(stream_id, data)

@@ -15,8 +15,17 @@ first; the top bit of each byte says whether another byte follows:
     +---+---------------------------+
 
 QPACK allows values up to 2^62 - 1 (RFC 9204 §4.1.1 says an implementation may limit them;
-h3learn accepts what a QUIC varint can carry). Two encodings are rejected as malformed:
-values above that limit, and encodings padded with redundant zero continuation bytes.
+h3learn accepts what a QUIC varint can carry). Three encodings are rejected as malformed:
+values above that limit, encodings padded with redundant zero continuation bytes, and
+encodings longer than any value up to that limit needs. RFC 7541 §5.1 asks for the last:
+"Integer encodings that exceed implementation limits -- in value or octet length -- MUST be
+treated as decoding errors." Without it a run of 0x80 bytes (zero groups, each saying more
+follows) would never end, and a stream parser would wait, buffering, for ever.
+
+How long can an accepted encoding be? The value that follows the prefix is below 2^62, so
+it has at most 62 bits, ceil(62 / 7) = 9 groups of seven: at most 9 continuation bytes, for
+every prefix size. A tenth could only add zero bits (padding, refused above) or bits past
+2^62 - 1, so a ninth byte that still says "more follows" is already an error.
 
 Deliberate simplification of RFC 7541 §5.1: the RFC does not forbid padding (it only says
 nothing about it); rejecting it is one of the implementation limits RFC 9204 §7.4 allows,
@@ -33,6 +42,8 @@ PREFIXED_INT_MAX = (1 << 62) - 1
 CONTINUATION_FLAG = 0x80
 #: Low seven bits of a continuation byte: the next 7-bit group of the value.
 CONTINUATION_VALUE_MASK = 0x7F
+#: The most continuation bytes a value up to 2^62 - 1 needs: ceil(62 / 7) groups of 7 bits.
+MAX_CONTINUATION_BYTES = 9
 
 
 def serialize_prefixed_int(value: int, prefix_bits: int, high_bits: int = 0) -> bytes:
@@ -75,7 +86,8 @@ def parse_prefixed_int(
     """Decode the integer whose prefix is the low ``prefix_bits`` of ``data[offset]``.
 
     Returns (value, offset just past the integer). Raises `NeedMoreData` if the input ends
-    first and `MalformedInput` for a value above 2^62 - 1 or a padded encoding.
+    first and `MalformedInput` for a value above 2^62 - 1, a padded encoding or one longer
+    than `MAX_CONTINUATION_BYTES` continuation bytes (so it never waits for more than that).
     """
     if offset >= len(data):
         raise NeedMoreData
@@ -107,4 +119,11 @@ def parse_prefixed_int(
                     beyond_limit=True,
                 )
             return value, offset
+        if offset - first_continuation == MAX_CONTINUATION_BYTES:
+            raise MalformedInput(
+                f"prefixed integer goes on past {MAX_CONTINUATION_BYTES} continuation bytes,"
+                " more than any value up to 2^62-1 needs (an h3learn limit on octet length)",
+                "7541#5.1",
+                beyond_limit=True,
+            )
         shift += 7

@@ -3,7 +3,8 @@
 QPACK uses them unchanged (RFC 9204 §4.1.1). A value below 2^N - 1 fits the N-bit prefix;
 otherwise the prefix is all ones and value - (2^N - 1) follows in 7-bit groups, least
 significant first, each byte's top bit saying whether another follows. h3learn accepts
-values up to 2^62 - 1 and rejects larger ones and redundant zero continuation bytes.
+values up to 2^62 - 1 and rejects larger ones, redundant zero continuation bytes and
+encodings longer than 9 continuation bytes (the limit "in octet length" of RFC 7541 §5.1).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.prefixed_int import (
+    MAX_CONTINUATION_BYTES,
     PREFIXED_INT_MAX,
     parse_prefixed_int,
     prefixed_int_length,
@@ -173,6 +175,40 @@ def test_redundant_zero_continuation_byte_is_rejected_as_malformed(padded: str) 
 def test_single_zero_continuation_byte_is_not_padding() -> None:
     assert parse_prefixed_int(bytes.fromhex("1f00"), 0, 5) == (31, 2)
     assert parse_prefixed_int(bytes.fromhex("1f8001"), 0, 5) == (31 + 128, 3)
+
+
+@pytest.mark.parametrize("prefix_bits", PREFIX_SIZES)
+def test_2_to_the_62_minus_1_takes_the_most_continuation_bytes_nine(prefix_bits: int) -> None:
+    assert MAX_CONTINUATION_BYTES == 9  # ceil(62 / 7)
+    encoded = serialize_prefixed_int(PREFIXED_INT_MAX, prefix_bits)
+    assert len(encoded) == 1 + MAX_CONTINUATION_BYTES
+
+
+@pytest.mark.parametrize("prefix_bits", PREFIX_SIZES)
+def test_encoding_longer_than_9_continuation_bytes_exceeds_the_octet_length_limit(
+    prefix_bits: int,
+) -> None:
+    """RFC 7541 §5.1: a limit "in value or octet length"; zero groups that go on for ever."""
+    prefix = bytes(((1 << prefix_bits) - 1,))
+    with pytest.raises(NeedMoreData):
+        parse_prefixed_int(prefix + b"\x80" * 8, 0, prefix_bits)
+    for run in (9, 10, 10_000):
+        with pytest.raises(MalformedInput) as raised:
+            parse_prefixed_int(prefix + b"\x80" * run, 0, prefix_bits)
+        assert raised.value.rfc == "7541#5.1"
+        assert raised.value.beyond_limit
+        assert "9 continuation bytes" in raised.value.rule
+
+
+@settings(max_examples=400)
+@given(data=st.binary(min_size=11, max_size=16), prefix_bits=st.integers(1, 8))
+def test_no_integer_waits_for_more_than_10_bytes(data: bytes, prefix_bits: int) -> None:
+    """RFC 7541 §5.1: 10 bytes settle it, so a stream parser never buffers an endless one."""
+    try:
+        _, end = parse_prefixed_int(data, 0, prefix_bits)
+    except MalformedInput:
+        return
+    assert end <= 1 + MAX_CONTINUATION_BYTES
 
 
 # -- truncated input ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ stream that is reset is cancelled on the decoder stream (RFC 9204 §4.4.2).
 
 from __future__ import annotations
 
+import pytest
 from h3_connection_helpers import (
     CLIENT_ENCODER,
     DYNAMIC,
@@ -32,6 +33,7 @@ from h3learn.h3.errors import ErrorCode
 from h3learn.h3.frames import DataFrame, HeadersFrame
 from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamReset
 from h3learn.h3.settings import Settings
+from h3learn.qpack.encoder import Encoder
 from h3learn.qpack.errors import QpackErrorCode
 from h3learn.transport.memory import MemoryPair
 
@@ -189,6 +191,104 @@ def test_a_request_found_malformed_once_it_unblocks_is_only_a_stream_error() -> 
     errors = [e for e in memory.log.events if e.name == "stream_error" and e.endpoint == "server"]
     assert [e.data["code_name"] for e in errors] == ["H3_MESSAGE_ERROR"]
     assert not memory.server.closed
+
+
+# -- RFC 9204 §2.2.1, §2.2.2.2, §7.4: a stream error among QPACK's streams -------------------
+
+#: An Indexed Field Line (static) whose index is past the 2^62 - 1 h3learn accepts.
+OVER_LIMIT_LINE = b"\xff" + b"\xff" * 8 + b"\x7f"
+#: :method GET, :scheme https, :authority example.com, :path / (static references, §4.5.2).
+STATIC_REQUEST = bytes.fromhex("d1 d7 50 0b") + b"example.com" + bytes.fromhex("c1")
+ENTRY_0: Header = (b"x-a", b"b")
+
+
+def decoder_stream_written(lone: Lone) -> bytes:
+    sent = lone.take_sent()
+    return b"".join(
+        a.data for a in sent if isinstance(a, SendStreamData) and a.stream_id == SERVER_DECODER
+    )
+
+
+def dynamic_encoder() -> Encoder:
+    """The client's encoder, with the dynamic table the server's DYNAMIC settings allow."""
+    encoder = Encoder()
+    encoder.apply_settings(4096, 16)
+    return encoder
+
+
+def peer_encoder_with_entry_0(lone: Lone) -> Encoder:
+    """The client's encoder, after inserting ENTRY_0 and hearing the server receive it."""
+    encoder = dynamic_encoder()
+    lone.feed(CLIENT_ENCODER, encoder.insert(*ENTRY_0))
+    encoder.feed_decoder(decoder_stream_written(lone))
+    assert encoder.known_received_count == 1
+    return encoder
+
+
+@pytest.mark.parametrize("failing_first", [False, True])
+def test_a_limit_error_in_one_unblocked_section_costs_only_its_stream(failing_first: bool) -> None:
+    """RFC 9204 §2.2.1, §7.4: one insert unblocks two requests; the one past the decoder's
+    limits is reset, the other is delivered and acknowledged."""
+    lone = Lone.server(settings=DYNAMIC)
+    good = frame_bytes(HeadersFrame(NEEDS_ONE_INSERT[:2] + STATIC_REQUEST + b"\x80"))
+    bad = frame_bytes(HeadersFrame(NEEDS_ONE_INSERT + OVER_LIMIT_LINE))
+    for stream_id, data in [(4, bad), (0, good)] if failing_first else [(0, good), (4, bad)]:
+        assert lone.feed(stream_id, data, end_stream=True) == []
+    events = lone.feed(CLIENT_ENCODER, dynamic_encoder().insert(*ENTRY_0))
+    failed = QpackErrorCode.QPACK_DECOMPRESSION_FAILED
+    assert events == [
+        StreamReset(stream_id=4, error_code=failed),
+        HeadersReceived(stream_id=0, headers=[*REQUEST, ENTRY_0], stream_ended=True),
+    ]
+    assert lone.conn.decoder.blocked_streams == []
+    assert not lone.conn.closed
+    # Stream 0 acknowledged (§4.4.1), stream 4 cancelled (§4.4.2).
+    assert decoder_stream_written(lone) == bytes.fromhex("80 44")
+
+
+def test_a_stream_read_whole_whose_referencing_section_failed_is_cancelled() -> None:
+    """RFC 9204 §2.2.2.2, §4.4.2: the section was received but never acknowledged."""
+    lone = Lone.server(settings=DYNAMIC)
+    encoder = peer_encoder_with_entry_0(lone)
+    _, section = encoder.encode(0, [*REQUEST, ENTRY_0])
+    lone.feed(0, frame_bytes(HeadersFrame(section + OVER_LIMIT_LINE)), end_stream=True)
+    assert_stream_error(lone, 0, QpackErrorCode.QPACK_DECOMPRESSION_FAILED, stop=False)
+    written = decoder_stream_written(lone)
+    assert written == CANCEL_STREAM_0
+    created = lone.events("instruction_created", "qpack")
+    assert (created[-1].data["instruction_type"], created[-1].raw) == (
+        "stream_cancellation",
+        CANCEL_STREAM_0,
+    )
+    encoder.feed_decoder(written)
+    assert encoder.acknowledgments.sections_awaiting() == 0
+
+
+def test_a_stream_read_whole_whose_referencing_trailers_went_unread_is_cancelled() -> None:
+    """RFC 9204 §2.2.2.2: a malformed header section ends the stream before its trailers,
+    which refer to the table, are decoded; the encoder must still learn to let go."""
+    lone = Lone.server(settings=DYNAMIC)
+    encoder = peer_encoder_with_entry_0(lone)
+    _, header_section = encoder.encode(0, [*REQUEST, (b"X-Bad", b"1")])
+    _, trailer_section = encoder.encode(0, [ENTRY_0])
+    data = frame_bytes(HeadersFrame(header_section), HeadersFrame(trailer_section))
+    lone.feed(0, data, end_stream=True)
+    assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, stop=False)
+    written = decoder_stream_written(lone)
+    assert written == CANCEL_STREAM_0
+    encoder.feed_decoder(written)
+    assert encoder.acknowledgments.sections_awaiting() == 0
+
+
+def test_a_stream_read_whole_with_every_referencing_section_acknowledged_is_not_cancelled() -> None:
+    """RFC 9204 §2.2.2.2: nothing is outstanding, so no Stream Cancellation follows the
+    stream error that the end of the message brings (content-length 5, no DATA)."""
+    lone = Lone.server(settings=DYNAMIC)
+    encoder = peer_encoder_with_entry_0(lone)
+    _, section = encoder.encode(0, [*POST, ENTRY_0, (b"content-length", b"5")])
+    lone.feed(0, frame_bytes(HeadersFrame(section)), end_stream=True)
+    assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, stop=False)
+    assert decoder_stream_written(lone) == b"\x80"  # the Section Acknowledgment only
 
 
 # -- RFC 9204 §6: QPACK errors are connection errors with QPACK's codes ---------------------

@@ -97,7 +97,7 @@ def test_b1_literal_field_line_with_static_name_reference() -> None:
 def test_b2_encoder_stream_sets_capacity_and_inserts_two_entries() -> None:
     decoder = new_decoder()
     replay_b1(decoder)
-    assert decoder.feed_encoder(B2_ENCODER) == []
+    assert decoder.feed_encoder(B2_ENCODER).sections == []
     assert decoder.table.capacity == 220
     assert table(decoder) == [(0, *AUTHORITY, 57), (1, *PATH, 49)]
     assert decoder.table.size == 106
@@ -121,7 +121,7 @@ def test_b2_post_base_references_decode_and_are_acknowledged() -> None:
 def test_b3_speculative_insert_is_announced_with_an_insert_count_increment() -> None:
     decoder = new_decoder()
     replay_b2(decoder)
-    assert decoder.feed_encoder(B3_ENCODER) == []
+    assert decoder.feed_encoder(B3_ENCODER).sections == []
     assert table(decoder) == [(0, *AUTHORITY, 57), (1, *PATH, 49), (2, *CUSTOM, 54)]
     assert decoder.table.size == 160
     assert decoder.table.insert_count == 3
@@ -142,7 +142,7 @@ def test_b4_section_ahead_of_its_duplicate_is_blocked_then_cancelled() -> None:
     assert decoder.blocked_streams == []
     assert decoder.data_to_send() == B4_DECODER
     # The Duplicate arrives at last; the cancelled section is not decoded.
-    assert decoder.feed_encoder(B4_ENCODER) == []
+    assert decoder.feed_encoder(B4_ENCODER).sections == []
     assert table(decoder) == [
         (0, *AUTHORITY, 57),
         (1, *PATH, 49),
@@ -158,7 +158,7 @@ def test_b4_without_the_cancellation_the_duplicate_unblocks_stream_8() -> None:
     replay_b3(decoder)
     assert decoder.decode(8, B4_STREAM_8) is None
     assert decoder.data_to_send() == b""
-    unblocked = decoder.feed_encoder(B4_ENCODER)
+    unblocked = decoder.feed_encoder(B4_ENCODER).sections
     assert [section.stream_id for section in unblocked] == [8]
     section = unblocked[0]
     # Base 4: relative 0 is absolute 3 (the duplicate), static 1 is :path=/, relative 1
@@ -174,7 +174,7 @@ def test_b4_without_the_cancellation_the_duplicate_unblocks_stream_8() -> None:
 def test_b5_insert_with_dynamic_name_reference_evicts_the_oldest_entry() -> None:
     decoder = new_decoder()
     replay_b4(decoder)
-    assert decoder.feed_encoder(B5_ENCODER) == []
+    assert decoder.feed_encoder(B5_ENCODER).sections == []
     assert table(decoder) == [
         (1, *PATH, 49),
         (2, *CUSTOM, 54),

@@ -31,6 +31,7 @@ from h3learn.qpack.encoder_instructions import (
     InsertWithNameReference,
     SetDynamicTableCapacity,
 )
+from h3learn.qpack.errors import DecompressionFailed
 from h3learn.qpack.field_lines import (
     FieldSectionPrefix,
     IndexedFieldLine,
@@ -245,12 +246,12 @@ def test_blocked_streams_resume_when_their_inserts_arrive_in_any_order() -> None
     assert decoder.decode(12, section(2, 2, IndexedFieldLine(False, 0))) is None
     assert sorted(decoder.blocked_streams) == [4, 8, 12]
 
-    first = decoder.feed_encoder(wire(insert(b"a", b"1")))
+    first = decoder.feed_encoder(wire(insert(b"a", b"1"))).sections
     assert [(s.stream_id, s.headers) for s in first] == [(8, [(b"a", b"1")])]
-    second = decoder.feed_encoder(wire(insert(b"b", b"2")))
+    second = decoder.feed_encoder(wire(insert(b"b", b"2"))).sections
     assert [(s.stream_id, s.headers) for s in second] == [(12, [(b"b", b"2")])]
     assert decoder.blocked_streams == [4]
-    third = decoder.feed_encoder(wire(insert(b"c", b"3")))
+    third = decoder.feed_encoder(wire(insert(b"c", b"3"))).sections
     assert [(s.stream_id, s.headers) for s in third] == [(4, [(b"c", b"3")])]
     assert decoder.blocked_streams == []
     # Each was acknowledged once decoded (§4.4.1): streams 8, 12, 4.
@@ -261,7 +262,7 @@ def test_one_encoder_stream_chunk_can_unblock_several_streams() -> None:
     decoder = decoder_with([], blocked=2)
     decoder.decode(4, section(2, 0, IndexedFieldLineWithPostBaseIndex(1)))
     decoder.decode(8, section(1, 0, IndexedFieldLineWithPostBaseIndex(0)))
-    unblocked = decoder.feed_encoder(wire(insert(b"a", b"1"), insert(b"b", b"2")))
+    unblocked = decoder.feed_encoder(wire(insert(b"a", b"1"), insert(b"b", b"2"))).sections
     assert sorted(s.stream_id for s in unblocked) == [4, 8]
     assert decoder.blocked_streams == []
 
@@ -269,8 +270,8 @@ def test_one_encoder_stream_chunk_can_unblock_several_streams() -> None:
 def test_inserts_that_do_not_reach_the_required_count_leave_the_stream_blocked() -> None:
     decoder = decoder_with([], blocked=1)
     decoder.decode(4, section(3, 0, IndexedFieldLineWithPostBaseIndex(2)))
-    assert decoder.feed_encoder(wire(insert(b"a", b"1"), insert(b"b", b"2"))) == []
-    assert decoder.feed_encoder(wire(SetDynamicTableCapacity(4096))) == []
+    assert decoder.feed_encoder(wire(insert(b"a", b"1"), insert(b"b", b"2"))).sections == []
+    assert decoder.feed_encoder(wire(SetDynamicTableCapacity(4096))).sections == []
     assert decoder.blocked_streams == [4]
 
 
@@ -286,10 +287,10 @@ def test_sections_behind_a_blocked_one_on_its_stream_wait_and_keep_their_order()
     assert decoder.decode(4, section(2, 0, IndexedFieldLineWithPostBaseIndex(1))) is None
     assert decoder.blocked_streams == [4]
 
-    first = decoder.feed_encoder(wire(insert(b"a", b"1")))
+    first = decoder.feed_encoder(wire(insert(b"a", b"1"))).sections
     assert [s.headers for s in first] == [[(b"a", b"1")], [(b":method", b"GET")]]
     assert decoder.blocked_streams == [4]
-    second = decoder.feed_encoder(wire(insert(b"b", b"2")))
+    second = decoder.feed_encoder(wire(insert(b"b", b"2"))).sections
     assert [s.headers for s in second] == [[(b"b", b"2")]]
     assert decoder.blocked_streams == []
     states = [
@@ -306,9 +307,39 @@ def test_a_cancelled_stream_forgets_every_section_waiting_on_it() -> None:
     decoder.decode(4, section(0, 0, IndexedFieldLine(True, 17)))
     decoder.cancel_stream(4)
     assert decoder.blocked_streams == []
-    assert decoder.feed_encoder(wire(insert(b"a", b"1"))) == []
+    assert decoder.feed_encoder(wire(insert(b"a", b"1"))).sections == []
     # The stream is free again, and another may now take the one blocked place.
     assert decoder.decode(8, section(2, 0, IndexedFieldLineWithPostBaseIndex(1))) is None
+
+
+#: An Indexed Field Line (static) whose index is past the 2^62 - 1 h3learn accepts: beyond
+#: this decoder's limits, which costs the stream only (RFC 9204 §7.4).
+OVER_LIMIT_LINE = b"\xff" + b"\xff" * 8 + b"\x7f"
+
+
+@pytest.mark.parametrize("failing_first", [False, True])
+def test_a_section_past_the_limits_costs_only_its_stream_when_inserts_unblock_several(
+    failing_first: bool,
+) -> None:
+    """RFC 9204 §2.2.1, §7.4: the other streams the inserts unblock are still decoded."""
+    decoder = decoder_with([], blocked=3)
+    good = section(1, 1, IndexedFieldLine(False, 0))
+    bad = section(1, 1, IndexedFieldLine(False, 0)) + OVER_LIMIT_LINE
+    order = [(4, bad), (0, good), (8, good)] if failing_first else [(0, good), (4, bad), (8, good)]
+    for stream_id, data in order:
+        assert decoder.decode(stream_id, data) is None
+    assert decoder.decode(4, good) is None  # queued behind the failing one: dropped with it
+    released = decoder.feed_encoder(wire(insert(b"a", b"1")))
+    assert [(s.stream_id, s.headers) for s in released.sections] == [
+        (0, [(b"a", b"1")]),
+        (8, [(b"a", b"1")]),
+    ]
+    [failure] = released.failures
+    assert (failure.stream_id, failure.beyond_limit, failure.rfc) == (4, True, "9204#4.1.1")
+    assert decoder.blocked_streams == []
+    assert decoder.data_to_send() == bytes.fromhex("8088")  # streams 0 and 8 acknowledged
+    decoder.cancel_stream(4, end_received=True)  # what HTTP/3 does with the failure
+    assert decoder.data_to_send() == bytes.fromhex("44")
 
 
 def test_section_exactly_at_the_insert_count_is_not_blocked() -> None:
@@ -379,10 +410,48 @@ def test_cancelling_a_blocked_stream_forgets_its_section() -> None:
     decoder.decode(4, section(1, 0, IndexedFieldLineWithPostBaseIndex(0)))
     decoder.cancel_stream(4)
     assert decoder.blocked_streams == []
-    assert decoder.feed_encoder(wire(insert(b"a", b"1"))) == []
+    assert decoder.feed_encoder(wire(insert(b"a", b"1"))).sections == []
     assert decoder.data_to_send() == bytes.fromhex("4401")
     # The slot is free again: another stream may block.
     assert decoder.decode(8, section(2, 0, IndexedFieldLineWithPostBaseIndex(1))) is None
+
+
+def test_a_stream_read_whole_and_acknowledged_is_owed_no_stream_cancellation() -> None:
+    """RFC 9204 §2.2.2.2: nothing is outstanding once every referencing section is acked."""
+    decoder = decoder_with([(b"a", b"1")])
+    decoder.decode(4, section(1, 1, IndexedFieldLine(False, 0)))
+    decoder.decode(4, section(0, 0, IndexedFieldLine(True, 17)))
+    assert decoder.data_to_send() == bytes.fromhex("84")
+    decoder.cancel_stream(4, end_received=True)
+    assert decoder.data_to_send() == b""
+
+
+def test_a_stream_read_whole_with_a_failed_referencing_section_is_owed_a_cancellation() -> None:
+    """RFC 9204 §2.2.2.2, §4.4.2: a section that failed was never acknowledged, so the
+    encoder still counts its references until the Stream Cancellation."""
+    decoder = decoder_with([(b"a", b"1")])
+    decoder.data_to_send()
+    with pytest.raises(DecompressionFailed):
+        decoder.decode(4, section(1, 1, IndexedFieldLine(False, 0)) + OVER_LIMIT_LINE)
+    decoder.cancel_stream(4, end_received=True)
+    assert decoder.data_to_send() == bytes.fromhex("44")
+
+
+@pytest.mark.parametrize(
+    ("required_insert_count", "expected"), [(1, "44"), (0, "")], ids=["references", "static"]
+)
+def test_a_stream_read_whole_with_unread_referencing_sections_is_owed_a_cancellation(
+    required_insert_count: int, expected: str
+) -> None:
+    """RFC 9204 §2.2.2.2: a section never handed to the decoder (trailers behind a
+    malformed header section) holds the encoder's references too, if it has any."""
+    decoder = decoder_with([(b"a", b"1")])
+    decoder.decode(4, section(0, 0, IndexedFieldLine(True, 17)))
+    decoder.data_to_send()
+    line = IndexedFieldLine(False, 0) if required_insert_count else IndexedFieldLine(True, 17)
+    unread = section(required_insert_count, required_insert_count, line)
+    decoder.cancel_stream(4, end_received=True, unread_sections=[unread])
+    assert decoder.data_to_send() == bytes.fromhex(expected)
 
 
 def test_decoder_without_a_dynamic_table_may_omit_stream_cancellations() -> None:
@@ -429,7 +498,7 @@ def run_exchange(recorder: Any = None) -> tuple[list[list[Header]], bytes]:
     first = decoder.decode(0, SECTIONS[0])
     assert first is not None
     assert decoder.decode(4, SECTIONS[1]) is None  # blocked until the late inserts
-    [second] = decoder.feed_encoder(ENCODER_STREAM_LATE)
+    [second] = decoder.feed_encoder(ENCODER_STREAM_LATE).sections
     decoder.cancel_stream(8)
     return [first.headers, second.headers], decoder.data_to_send()
 
@@ -544,7 +613,7 @@ def decode_corpus_file(
     blocked_count = 0
     for stream_id, data in read_records((ENCODED / name).read_bytes()):
         if stream_id == 0:
-            for unblocked in decoder.feed_encoder(data):
+            for unblocked in decoder.feed_encoder(data).sections:
                 decoded[unblocked.stream_id] = unblocked.headers
             continue
         result = decoder.decode(stream_id, data)
@@ -599,9 +668,9 @@ def run_pylsqpack(
         encoder_stream, field_section = encoder.encode(stream_id, headers)
         if reorder:
             result = decoder.decode(stream_id, field_section)
-            unblocked = decoder.feed_encoder(encoder_stream)
+            unblocked = decoder.feed_encoder(encoder_stream).sections
         else:
-            unblocked = decoder.feed_encoder(encoder_stream)
+            unblocked = decoder.feed_encoder(encoder_stream).sections
             result = decoder.decode(stream_id, field_section)
         assert unblocked == [] or result is None
         for found in [*unblocked, *([result] if result is not None else [])]:

@@ -530,6 +530,27 @@ def test_integer_padded_with_a_zero_continuation_byte_is_rejected() -> None:
     )
 
 
+def test_integer_longer_than_9_continuation_bytes_fails_where_it_was_read() -> None:
+    """RFC 7541 §5.1 (limit in octet length): a field section loses only its stream (§7.4);
+    on the encoder stream it is QPACK_ENCODER_STREAM_ERROR, whatever the buffer limit."""
+    error = assert_fails(
+        lambda: Decoder().decode(4, bytes.fromhex("0000ff") + b"\x80" * 9),
+        DecompressionFailed,
+        "7541#5.1",
+        "9 continuation bytes",
+    )
+    assert isinstance(error, DecompressionFailed)
+    assert error.beyond_limit and error.stream_id == 4
+    decoder = decoder_with()
+    assert decoder.feed_encoder(b"\x3f" + b"\x80" * 8).sections == []  # may still be 2^62-1
+    assert_fails(
+        lambda: decoder.feed_encoder(b"\x80"),
+        EncoderStreamError,
+        "7541#5.1",
+        "9 continuation bytes",
+    )
+
+
 # -- §7.4: an unfinished instruction larger than any legal one --------------------------------
 
 
@@ -551,7 +572,7 @@ def test_unfinished_instruction_that_could_still_fit_is_buffered() -> None:
     decoder = decoder_with(capacity=100)
     instruction = wire(InsertWithLiteralName(b"n" * 30, b"v" * 38, False, False))  # 100
     for byte in instruction[:-1]:
-        assert decoder.feed_encoder(bytes((byte,))) == []
+        assert decoder.feed_encoder(bytes((byte,))).sections == []
     assert decoder.table.insert_count == 0
     decoder.feed_encoder(instruction[-1:])
     assert decoder.table.insert_count == 1

@@ -302,7 +302,7 @@ def test_no_more_streams_than_allowed_are_blocked_at_the_decoder(blocked: int) -
         decoder.decode(stream_id, section)  # the section overtakes the encoder stream
         most_blocked = max(most_blocked, len(decoder.blocked_streams))
     assert most_blocked == blocked
-    decoded = decoder.feed_encoder(bytes(encoder_stream))
+    decoded = decoder.feed_encoder(bytes(encoder_stream)).sections
     assert len(decoded) == blocked
 
 
@@ -345,7 +345,19 @@ def test_new_entries_are_referenced_in_the_same_section_when_blocking_is_allowed
     assert required_insert_count(section, 4096, encoder.table.insert_count) == 1
     decoder = Decoder(4096, 100)
     assert decoder.decode(0, section) is None  # blocked until the insert arrives
-    assert [s.headers for s in decoder.feed_encoder(encoder_stream)] == [headers]
+    assert [s.headers for s in decoder.feed_encoder(encoder_stream).sections] == [headers]
+
+
+@pytest.mark.parametrize("base", [-1, -5])
+def test_a_negative_base_is_refused_because_base_must_not_be_negative(base: int) -> None:
+    """RFC 9204 §4.5.1.2: no Sign bit and Delta Base give a negative Base; nothing changes."""
+    encoder = Encoder()
+    encoder.apply_settings(4096, 16)
+    encoder.insert(b"x-a", b"b")
+    with pytest.raises(ValueError, match=r"Base -?\d+ is negative.*RFC 9204 §4\.5\.1\.2"):
+        encoder.encode(0, [(b"x-a", b"b"), (b"x-b", b"c")], base=base)
+    assert encoder.table.insert_count == 1
+    assert encoder.acknowledgments.sections_awaiting() == 0
 
 
 # --- Duplicate (RFC 9204 §4.3.4) -------------------------------------------------------------
@@ -627,6 +639,18 @@ def test_malformed_decoder_stream_bytes_are_a_decoder_stream_error() -> None:
         encoder.feed_decoder(bytes.fromhex("ff" + "ff" * 10 + "01"))
 
 
+def test_decoder_stream_integer_longer_than_9_continuation_bytes_is_a_decoder_stream_error() -> (
+    None
+):
+    """RFC 7541 §5.1 (limit in octet length): 0x80 bytes one at a time end in an error."""
+    encoder = encoder_with_sections()
+    encoder.feed_decoder(b"\xff")
+    for _ in range(8):
+        encoder.feed_decoder(b"\x80")
+    with pytest.raises(DecoderStreamError, match=r"QPACK_DECODER_STREAM_ERROR \(RFC 7541 §5\.1\)"):
+        encoder.feed_decoder(b"\x80")
+
+
 def test_decoder_instructions_may_arrive_one_byte_at_a_time() -> None:
     """RFC 9204 §4.4: an unfinished instruction waits for the rest of its bytes."""
     encoder = Encoder()
@@ -730,7 +754,7 @@ def test_random_fields_round_trip_and_keep_the_eviction_and_blocking_rules(
         checker.after_encode(stream_id)
         result = decoder.decode(stream_id, section)  # raises if too many streams block
         assert len(decoder.blocked_streams) <= blocked
-        for unblocked in decoder.feed_encoder(encoder_stream):
+        for unblocked in decoder.feed_encoder(encoder_stream).sections:
             assert unblocked.stream_id == stream_id
             result = unblocked
         assert result is not None and result.headers == headers
