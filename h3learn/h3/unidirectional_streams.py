@@ -31,6 +31,7 @@ from h3learn.h3.recording import settings_json, stream_type_sections
 from h3learn.h3.settings import Settings
 from h3learn.h3.stream_state import IncomingUniStream
 from h3learn.h3.stream_types import (
+    CLIENT_BIDI,
     CLIENT_UNI,
     SERVER_UNI,
     STREAM_ID_STEP,
@@ -236,7 +237,35 @@ def receive_control(conn: H3Connection, data: bytes) -> None:
         elif isinstance(frame, CancelPushFrame):
             push.cancel_push_received(conn, frame.push_id)
         elif isinstance(frame, PriorityUpdateFrame):
-            pass  # RFC 9218: a hint for scheduling; shown in the trace, not acted on
+            priority_update_received(conn, frame)
+
+
+def priority_update_received(conn: H3Connection, frame: PriorityUpdateFrame) -> None:
+    """RFC 9218 §7.2: a server checks what a PRIORITY_UPDATE names, then only shows it.
+
+    The new priority is a hint for scheduling, which h3learn does not act on. But the
+    element it names must be one that can exist: a request stream (client-initiated and
+    bidirectional) for type 0xf0700, a push this server has promised for type 0xf0701.
+    (That the stream ID is within QUIC's stream limit is only a SHOULD, and the limit lives
+    in QUIC, below this layer; it is not checked.)
+    """
+    if frame.push and frame.element_id >= conn._next_push_id:
+        promised = {0: "none", 1: "push 0"}.get(
+            conn._next_push_id, f"pushes 0 to {conn._next_push_id - 1}"
+        )
+        raise H3ConnectionError(
+            ErrorCode.H3_ID_ERROR,
+            f"PRIORITY_UPDATE for push ID {frame.element_id}, which this server has not"
+            f" promised (it has promised {promised})",
+            "9218#7.2",
+        )
+    if not frame.push and frame.element_id & 0x3 != CLIENT_BIDI:
+        raise H3ConnectionError(
+            ErrorCode.H3_ID_ERROR,
+            f"PRIORITY_UPDATE for stream {frame.element_id}, which is not a request stream"
+            " (requests use client-initiated bidirectional streams: 0, 4, 8, ...)",
+            "9218#7.2",
+        )
 
 
 def settings_received(conn: H3Connection, frame: SettingsFrame) -> None:
