@@ -94,6 +94,9 @@ class MessageExchange:
         #: True on a server's request stream; False where a response arrives.
         self.receives_request = receives_request and not is_push
         self.state = MessageState.EXPECTING_HEADERS
+        #: An interim (1xx) response has arrived: the table's state stays put, but an error
+        #: message can then say which HEADERS frame was missing.
+        self.interim_received = False
 
     def check_headers_frame(self) -> None:
         """Raise the RFC's error now if no HEADERS frame may come in the current state.
@@ -132,10 +135,13 @@ class MessageExchange:
         new = TRANSITIONS.get((old, event))
         if new is None:
             what = _EXPLANATIONS.get((old, event), f"{event.value} in state {old.value}")
+            if (old, event) == (S.EXPECTING_HEADERS, I.DATA) and self.interim_received:
+                what = "DATA frame after an interim (1xx) response, before the final response"
             raise H3ConnectionError(
                 ErrorCode.H3_FRAME_UNEXPECTED,
                 f"{what} on stream {self.stream_id}",
                 "9114#4.1",
             )
         self.state = new
+        self.interim_received |= event is MessageInput.INTERIM_HEADERS
         return old, new

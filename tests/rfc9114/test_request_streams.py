@@ -216,7 +216,10 @@ def test_data_after_an_interim_response_is_h3_frame_unexpected() -> None:
     lone = Lone.client()
     lone.request()
     lone.feed(0, lone.headers(0, INTERIM) + frame_bytes(DataFrame(b"x")))
-    assert_connection_error(lone, ErrorCode.H3_FRAME_UNEXPECTED, "9114#4.1")
+    event = assert_connection_error(lone, ErrorCode.H3_FRAME_UNEXPECTED, "9114#4.1")
+    assert event.data["rule"] == (
+        "DATA frame after an interim (1xx) response, before the final response on stream 0"
+    )
 
 
 # -- §4.1: the end of the stream ----------------------------------------------------------
