@@ -120,33 +120,53 @@ def test_keyboard_steps_plays_and_opens_the_help(page: object, base_url: str) ->
     assert not page.locator("#help").is_visible()  # type: ignore[attr-defined]
 
 
-def test_keyboard_only_space_plays_after_choosing_a_speed_and_controls_keep_their_keys(
+def test_controls_keep_their_keys_and_space_presses_the_focused_button(
     page: object, base_url: str
 ) -> None:
-    """Issue 4's keys with the focus where keyboard use leaves it: on the Speed select."""
-    open_step(page, base_url, "dynamic-table", 0)
+    """A select keeps its keys (defect 13); Space on a focused button presses it (defect 1)."""
+    open_step(page, base_url, "dynamic-table", 5)
     keyboard = page.keyboard  # type: ignore[attr-defined]
     page.focus("#speed")  # type: ignore[attr-defined]
     keyboard.press("ArrowDown")
     keyboard.press("ArrowDown")  # 1 -> 2 -> 4 steps/s, chosen with the keyboard
     focused = page.evaluate("() => [document.activeElement.id, document.activeElement.value]")  # type: ignore[attr-defined]
     assert focused == ["speed", "4"]
+    for key in ("ArrowRight", "ArrowLeft", "Home", "End"):
+        keyboard.press(key)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == "5"  # type: ignore[attr-defined]
+    # Space on the Play button presses it once: it plays (and Space on it again pauses).
+    page.focus("#play")  # type: ignore[attr-defined]
     keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "true"  # type: ignore[attr-defined]
-    wait_for_step(page, 1)
+    wait_for_step(page, 6)
     keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
     paused = int(page.text_content("#step-number"))  # type: ignore[attr-defined]
-    keyboard.press("ArrowRight")
+    # Space and Enter on Next step once each, and nothing plays.
+    page.focus("#next")  # type: ignore[attr-defined]
+    keyboard.press(" ")
     wait_for_step(page, paused + 1)
-    keyboard.press("End")
-    wait_for_step(page, len(EXAMPLES[1].record()) - 1)
-    keyboard.press("Home")
-    wait_for_step(page, 0)
-    assert page.input_value("#speed") == "4"  # type: ignore[attr-defined]  # the keys stepped
-    keyboard.press("?")
-    assert page.locator("#help").is_visible()  # type: ignore[attr-defined]
-    keyboard.press("Escape")
+    keyboard.press("Enter")
+    wait_for_step(page, paused + 2)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == str(paused + 2)  # type: ignore[attr-defined]
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    # A sequence row: Space jumps to its step.
+    page.focus("#diagram .row[data-seq='3']")  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    wait_for_step(page, 3)
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    # Projector mode: Space turns it on, and nothing plays.
+    page.focus("#projector-toggle")  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "true"  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    # The arrows still step with the focus on a button.
+    keyboard.press("ArrowRight")
+    wait_for_step(page, 4)
     # A checkbox keeps Space (it toggles, nothing plays); the jump box keeps its keys.
     page.focus(".filters input[value=qpack]")  # type: ignore[attr-defined]
     keyboard.press(" ")
@@ -156,7 +176,7 @@ def test_keyboard_only_space_plays_after_choosing_a_speed_and_controls_keep_thei
     page.focus("#jump")  # type: ignore[attr-defined]
     keyboard.press("End")
     keyboard.type("2")
-    assert page.text_content("#step-number") == "0"  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == "4"  # type: ignore[attr-defined]
 
 
 def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base_url: str) -> None:

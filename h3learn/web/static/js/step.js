@@ -311,19 +311,24 @@ $("jump-form").addEventListener("submit", (event) => {
 $("help-button").addEventListener("click", () => $("help").showModal());
 
 // The page's keys work wherever the focus is, except on a control that uses that key
-// itself: a text box takes every key (it types, or moves the caret), a checkbox or radio
-// button takes Space (and radio buttons the arrows). A select is not skipped: it uses
-// only ↑ and ↓ (and letters) to change its value, so after choosing a speed the focus may
-// stay there and Space still plays. (Alt+↓ opens a select's list.)
+// itself: a text box or a select takes every key (it types, moves the caret or changes its
+// value), a checkbox takes Space, a radio group Space, the arrows, Home and End, and a
+// button, link, summary or sequence row takes Space and Enter (it is pressed). So Space
+// plays only with the focus on no control (the page, a heading, the step's notes).
 const PRESSABLE_INPUTS = new Set(["button", "submit", "reset", "image"]);
+const PRESSABLE = "button, a[href], summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=option], [role=menuitem]";
+const PRESS_KEYS = new Set([" ", "Enter"]);
 
 function controlOwnsKey(target, key) {
-  if (target instanceof HTMLTextAreaElement) return true;
+  if (!(target instanceof Element)) return false;
+  if (target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
   if (target instanceof HTMLElement && target.isContentEditable) return true;
-  if (!(target instanceof HTMLInputElement)) return false;
-  if (target.type === "checkbox") return key === " ";
-  if (target.type === "radio") return key === " " || key.startsWith("Arrow");
-  return !PRESSABLE_INPUTS.has(target.type);
+  if (target instanceof HTMLInputElement) {
+    if (target.type === "checkbox" || PRESSABLE_INPUTS.has(target.type)) return PRESS_KEYS.has(key);
+    if (target.type === "radio") return PRESS_KEYS.has(key) || key.startsWith("Arrow") || key === "Home" || key === "End";
+    return true;
+  }
+  return PRESS_KEYS.has(key) && target.closest(PRESSABLE) !== null;
 }
 
 document.addEventListener("keydown", (event) => {
