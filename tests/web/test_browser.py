@@ -179,6 +179,30 @@ def test_controls_keep_their_keys_and_space_presses_the_focused_button(
     assert page.text_content("#step-number") == "4"  # type: ignore[attr-defined]
 
 
+def active_id(page: Any) -> str:
+    """The id of the element with the focus ("" for one without; "BODY" for the page)."""
+    return str(page.evaluate("() => document.activeElement.id || document.activeElement.tagName"))
+
+
+def test_the_focus_stays_on_a_control_when_the_pressed_one_is_disabled(
+    page: object, base_url: str
+) -> None:
+    """Defect 2: Next pressed at the last step but one, Prev at step 1."""
+    last = len(EXAMPLES[0].record()) - 1
+    open_step(page, base_url, "first-get", last - 1)
+    page.focus("#next")  # type: ignore[attr-defined]
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, last)
+    assert active_id(page) == "prev"
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, last - 1)
+    open_step(page, base_url, "first-get", 1)
+    page.focus("#first")  # type: ignore[attr-defined]
+    page.keyboard.press(" ")  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+    assert active_id(page) == "next"
+
+
 def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base_url: str) -> None:
     events = EXAMPLES[1].record()
     step = next(e.seq for e in events if e.name == "dynamic_table_updated")
@@ -531,6 +555,13 @@ def test_a_deep_link_past_a_question_shows_the_question_first(page: object, base
     detour = page.text_content("#checkpoint-detour")  # type: ignore[attr-defined]
     assert detour.startswith(f"You asked for step 80: {before} questions stand before it.")
     page.check("#checkpoint .choices input >> nth=0")  # type: ignore[attr-defined]
+    # Home and End on the radio group are the group's: the question stays, with the focus.
+    page.keyboard.press("Home")  # type: ignore[attr-defined]
+    page.keyboard.press("End")  # type: ignore[attr-defined]
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    wait_for_step(page, stop - 1)
+    assert page.locator("#checkpoint .choices").is_visible()  # type: ignore[attr-defined]
+    assert active_id(page) == "choice-0"
     page.click("#checkpoint-check")  # type: ignore[attr-defined]
     page.wait_for_selector(".feedback .wrong")  # type: ignore[attr-defined]
     page.click("#checkpoint-reveal")  # type: ignore[attr-defined]
@@ -555,6 +586,14 @@ def test_a_link_to_the_very_step_a_question_stands_before_says_why_it_stops(
     page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
     page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
     assert page.locator("#checkpoint-detour").count() == 0  # type: ignore[attr-defined]
+    # Answered, "Reveal step 21 →" pressed: the box goes, the focus goes to the step's heading.
+    page.fill("#checkpoint-answer", "0")  # type: ignore[attr-defined]
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint-continue:focus")  # type: ignore[attr-defined]
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, 21)
+    assert page.locator("#checkpoint").is_hidden()  # type: ignore[attr-defined]
+    assert active_id(page) == "step-heading"
 
 
 def test_the_rfc_reader_links_to_the_steps_that_demonstrate_a_section(

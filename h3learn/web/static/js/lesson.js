@@ -13,7 +13,7 @@
 // In a class (classroom_lesson.js) the page says "h3learn:checkpoint" when it shows a
 // question and "h3learn:solved" when one is answered here, and `lessonPage` lets the class
 // decide which checkpoints still stop a teacher and record what the class was shown.
-import { clear, getJSON, h } from "./dom.js";
+import { clear, getJSON, h, keepFocus } from "./dom.js";
 import { markdownBlock } from "./markdown.js";
 import { link } from "./bytes.js";
 import { loadProgress, saveProgress } from "./progress.js";
@@ -166,14 +166,19 @@ function ask(stop) {
   renderQuestion(stop);
 }
 
+// The checkpoint box goes: a control in it that had the focus hands it to the step's heading.
+function hideBox() {
+  keepFocus(() => { $("checkpoint").hidden = true; }, "step-heading");
+}
+
 function hideQuestion() {
   asking = null;
-  $("checkpoint").hidden = true;
+  hideBox();
 }
 
 function hideResult() {
   resultOf = null;
-  $("checkpoint").hidden = true;
+  hideBox();
 }
 
 function renderQuestion(stop) {

@@ -2,7 +2,7 @@
 // "captures"), the readable client's fetch form, rename, delete, export and compare.
 // Every value shown comes from the API (rows are computed in h3learn/trace); header values
 // from real clients are untrusted and are inserted as text only (dom.js).
-import { clear, getJSON, h, syncChildren } from "./dom.js";
+import { clear, getJSON, h, keepFocus, syncChildren } from "./dom.js";
 import { connectCaptures } from "./live.js";
 
 const $ = (id) => document.getElementById(id);
@@ -86,14 +86,15 @@ function renameForm(row) {
   const input = h("input", { type: "text", value: row.title, maxlength: "200", "aria-label": "new title" });
   const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit" }, "Save"));
   const cancel = h("button", { type: "button" }, "Cancel");
-  cancel.addEventListener("click", () => { renaming.delete(row.id); render(); });
+  // The form goes (Cancel, or saved): the focus goes back to the row's Rename button.
+  const renameButton = () => document.querySelector(`tr[data-id="${CSS.escape(row.id)}"] .rename`);
+  cancel.addEventListener("click", () => keepFocus(() => { renaming.delete(row.id); render(); }, renameButton));
   form.append(cancel);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const answer = await send(`/api/captures/${encodeURIComponent(row.id)}`, "PATCH", { title: input.value });
     if (answer) {
-      renaming.delete(row.id);
-      update([answer], []);
+      keepFocus(() => { renaming.delete(row.id); update([answer], []); }, renameButton);
     }
   });
   setTimeout(() => input.focus(), 0);

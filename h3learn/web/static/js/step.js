@@ -3,7 +3,7 @@
 // End ?). Each step's event, bytes and state come from /api/traces/<id>/steps/<n>.
 import { renderBytes, link } from "./bytes.js";
 import { Diagram } from "./diagram.js";
-import { clear, getJSON, h } from "./dom.js";
+import { clear, getJSON, h, keepFocus } from "./dom.js";
 import { followCapture } from "./capture_follow.js";
 import { connectLive } from "./live.js";
 import { renderState } from "./state.js";
@@ -133,11 +133,17 @@ function render(answer) {
   updateHandoutLink();
 }
 
+// A button disabled with the focus on it (Next at the last step) hands the focus to the
+// one going the other way, or to the step's heading.
+const OTHER_WAY = { first: "next", prev: "next", next: "prev", last: "prev" };
 function updateButtons() {
-  for (const [id, disabled] of [["first", current === 0], ["prev", current === 0],
-    ["next", current === count - 1], ["last", current === count - 1]]) {
-    $(id).disabled = disabled;
-  }
+  const focused = document.activeElement ? document.activeElement.id : "";
+  keepFocus(() => {
+    for (const [id, disabled] of [["first", current === 0], ["prev", current === 0],
+      ["next", current === count - 1], ["last", current === count - 1]]) {
+      $(id).disabled = disabled;
+    }
+  }, OTHER_WAY[focused], "step-heading");
 }
 
 function renderRfc(event) {
