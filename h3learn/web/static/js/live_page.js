@@ -86,15 +86,14 @@ function renameForm(row) {
   const input = h("input", { type: "text", value: row.title, maxlength: "200", "aria-label": "new title" });
   const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit" }, "Save"));
   const cancel = h("button", { type: "button" }, "Cancel");
-  // The form goes (Cancel, or saved): the focus goes back to the row's Rename button.
-  const renameButton = () => document.querySelector(`tr[data-id="${CSS.escape(row.id)}"] .rename`);
-  cancel.addEventListener("click", () => keepFocus(() => { renaming.delete(row.id); render(); }, renameButton));
+  cancel.addEventListener("click", () => { renaming.delete(row.id); render(); });
   form.append(cancel);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const answer = await send(`/api/captures/${encodeURIComponent(row.id)}`, "PATCH", { title: input.value });
     if (answer) {
-      keepFocus(() => { renaming.delete(row.id); update([answer], []); }, renameButton);
+      renaming.delete(row.id);
+      update([answer], []);
     }
   });
   setTimeout(() => input.focus(), 0);
@@ -124,7 +123,17 @@ async function deleteCapture(row) {
   if (await send(`/api/captures/${encodeURIComponent(row.id)}`, "DELETE")) update([], [row.id]);
 }
 
+// A row drawn again (an update, the rename form opened or closed) keeps the focus: on the
+// same control in its new row, or on the row's Rename button (the form's buttons went).
 function render() {
+  const had = document.activeElement;
+  const row = had ? had.closest("tr.capture") : null;
+  const inRow = (selector) => () => (row ? document.querySelector(`tr[data-id="${CSS.escape(row.dataset.id)}"] ${selector}`) : null);
+  const same = had && had.classList.length ? inRow(`.${CSS.escape(had.classList[0])}`) : () => null;
+  keepFocus(drawRows, same, inRow(".rename"));
+}
+
+function drawRows() {
   const ordered = [...rows.values()].sort((a, b) =>
     String(b.started || "").localeCompare(String(a.started || "")) || b.id.localeCompare(a.id));
   syncChildren($("capture-rows"), ordered.map((row) => ({
