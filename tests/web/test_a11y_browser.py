@@ -157,3 +157,15 @@ def test_screenshots_of_the_narrow_and_projector_views(browser: Any, base_url: s
             page.screenshot(path=str(shots / f"h3learn-a11y-{name}.png"))
         finally:
             page.context.close()
+
+
+def test_the_sequence_rows_are_buttons_to_assistive_technology(browser: Any, base_url: str) -> None:
+    """Defect 6: a row's role is a button's (a role=listitem on a button hid it)."""
+    page = open_page(browser, f"{base_url}/trace/dynamic-table/step/3")
+    try:
+        page.wait_for_selector("#diagram .row[data-seq='3'].current")
+        rows = page.locator("#diagram").get_by_role("button")
+        assert rows.count() == page.locator("#diagram .row").count() > 0
+        assert page.locator("#diagram [role=listitem]").count() == 0
+    finally:
+        page.context.close()
