@@ -7,6 +7,7 @@ around it (1.4.11), and no sideways scrolling at 375 CSS pixels (1.4.10, reflow)
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,5 +168,24 @@ def test_the_sequence_rows_are_buttons_to_assistive_technology(browser: Any, bas
         rows = page.locator("#diagram").get_by_role("button")
         assert rows.count() == page.locator("#diagram .row").count() > 0
         assert page.locator("#diagram [role=listitem]").count() == 0
+    finally:
+        page.context.close()
+
+
+def test_headings_go_down_one_level_at_a_time(browser: Any, base_url: str) -> None:
+    """Defect 12: the step page's RFC panel (h2, then h3), and one h1 on the handout."""
+    page = open_page(browser, f"{base_url}/trace/first-get/step/0")
+    try:
+        page.wait_for_selector("#rfc .annotation")
+        levels = page.evaluate(
+            "() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]"
+            ".map(e => Number(e.tagName[1]))"
+        )
+        assert levels[0] == 1 and levels.count(1) == 1
+        skips = [(a, b) for a, b in itertools.pairwise(levels) if b > a + 1]
+        assert skips == []
+        page.goto(f"{base_url}/trace/first-get/print")
+        assert page.locator("h1").count() == 1
+        assert page.locator(".handout-head h1").count() == 1
     finally:
         page.context.close()

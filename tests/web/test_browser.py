@@ -554,6 +554,12 @@ def test_a_deep_link_past_a_question_shows_the_question_first(page: object, base
     before = sum(1 for checkpoint in stops if checkpoint["step"] <= 80)
     detour = page.text_content("#checkpoint-detour")  # type: ignore[attr-defined]
     assert detour.startswith(f"You asked for step 80: {before} questions stand before it.")
+    # The radio group is a fieldset described by the question (defect 10).
+    described = page.evaluate(  # type: ignore[attr-defined]
+        "() => document.getElementById(document.querySelector('#checkpoint fieldset')"
+        ".getAttribute('aria-describedby')).textContent"
+    )
+    assert described.strip() and described.strip() in page.text_content("#checkpoint")  # type: ignore[attr-defined]
     page.check("#checkpoint .choices input >> nth=0")  # type: ignore[attr-defined]
     # Home and End on the radio group are the group's: the question stays, with the focus.
     page.keyboard.press("Home")  # type: ignore[attr-defined]
@@ -586,10 +592,19 @@ def test_a_link_to_the_very_step_a_question_stands_before_says_why_it_stops(
     page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
     page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
     assert page.locator("#checkpoint-detour").count() == 0  # type: ignore[attr-defined]
-    # Answered, "Reveal step 21 →" pressed: the box goes, the focus goes to the step's heading.
+    # The answer box is described by the question (defect 10).
+    described = page.evaluate(  # type: ignore[attr-defined]
+        "() => document.getElementById("
+        "document.getElementById('checkpoint-answer').getAttribute('aria-describedby')).textContent"
+    )
+    assert described.strip() and described.strip() in page.text_content("#checkpoint")  # type: ignore[attr-defined]
+    # Answered: the verdict and explanation are said in a status region (defect 3).
     page.fill("#checkpoint-answer", "0")  # type: ignore[attr-defined]
     page.keyboard.press("Enter")  # type: ignore[attr-defined]
     page.wait_for_selector("#checkpoint-continue:focus")  # type: ignore[attr-defined]
+    said = page.locator("[role=status]#checkpoint-status").text_content()  # type: ignore[attr-defined]
+    assert said.startswith("Right.") and said == page.text_content("#checkpoint-result")  # type: ignore[attr-defined]
+    # "Reveal step 21 →" pressed: the box goes, the focus goes to the step's heading.
     page.keyboard.press("Enter")  # type: ignore[attr-defined]
     wait_for_step(page, 21)
     assert page.locator("#checkpoint").is_hidden()  # type: ignore[attr-defined]

@@ -218,6 +218,10 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     assert asked["ok"] is True
     student.wait_for_selector("#classroom-question:not([hidden]) #question-options button")
     assert student.text_content("#question-prompt") == "What will the Required Insert Count be?"
+    # The status a screen reader says holds the question itself (defect 9).
+    assert student.text_content("#question-note") == (
+        "Question: What will the Required Insert Count be? Choose an answer."
+    )
     student.focus("#question-options button[data-option='1']")
     student.keyboard.press(" ")
     student.wait_for_selector("#question-options button[data-option='1'][aria-pressed='true']")

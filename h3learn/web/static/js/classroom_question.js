@@ -156,7 +156,11 @@ export function questionBox(room) {
     $("question-close").hidden = !question.revealed;
     if (question.revealed) note(`Revealed: ${result ? result.answered : 0} answered.`);
     else if (teaching) note(`${result ? result.answered : 0} of ${room.students()} answered.`);
-    else if (!mineIsMine()) note(typed ? "Type your answer and send it." : "Choose an answer.");
+    else if (!mineIsMine()) {
+      // The status says the question itself: a screen reader hears it as it opens.
+      const asked = $("question-prompt").textContent.trim();
+      note(`Question: ${asked} ${typed ? "Type your answer and send it." : "Choose an answer."}`);
+    }
   }
 
   $("question-reveal").addEventListener("click", reveal);
