@@ -179,6 +179,33 @@ def test_controls_keep_their_keys_and_space_presses_the_focused_button(
     assert page.text_content("#step-number") == "4"  # type: ignore[attr-defined]
 
 
+def test_the_single_key_shortcuts_can_be_turned_off(page: object, base_url: str) -> None:
+    """Defect 8 (WCAG 2.1.4): Space, P and ? off in the Keys dialog, remembered."""
+    open_step(page, base_url, "dynamic-table", 5)
+    page.click("#help-button")  # type: ignore[attr-defined]
+    page.uncheck("#single-keys")  # type: ignore[attr-defined]
+    page.click("#help-close")  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    wait_for_step(page, 5)
+    page.locator("body").focus()  # type: ignore[attr-defined]
+    for key in (" ", "p", "?"):
+        page.keyboard.press(key)  # type: ignore[attr-defined]
+    page.wait_for_timeout(1300)  # type: ignore[attr-defined]  # longer than a step at 1 step/s
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    assert not page.locator("#help").is_visible()  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == "5"  # type: ignore[attr-defined]
+    page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]  # the arrows still step
+    wait_for_step(page, 6)
+    page.click("#help-button")  # type: ignore[attr-defined]
+    assert not page.is_checked("#single-keys")  # type: ignore[attr-defined]
+    page.check("#single-keys")  # type: ignore[attr-defined]
+    page.click("#help-close")  # type: ignore[attr-defined]
+    page.locator("body").focus()  # type: ignore[attr-defined]
+    page.keyboard.press("p")  # type: ignore[attr-defined]
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "true"  # type: ignore[attr-defined]
+
+
 def active_id(page: Any) -> str:
     """The id of the element with the focus ("" for one without; "BODY" for the page)."""
     return str(page.evaluate("() => document.activeElement.id || document.activeElement.tagName"))

@@ -337,10 +337,31 @@ function controlOwnsKey(target, key) {
   return PRESS_KEYS.has(key) && target.closest(PRESSABLE) !== null;
 }
 
+// The single-character shortcuts (Space, P, ?) can be turned off in the Keys dialog
+// (WCAG 2.1.4), remembered in localStorage.
+const SINGLE_KEYS = "h3learn.singleKeys";
+const SINGLE_CHARACTER = new Set([" ", "?", "p", "P"]);
+let singleKeys = true;
+try {
+  singleKeys = localStorage.getItem(SINGLE_KEYS) !== "0";
+} catch {
+  singleKeys = true; // storage may be disabled: the shortcuts stay on
+}
+$("single-keys").checked = singleKeys;
+$("single-keys").addEventListener("change", () => {
+  singleKeys = $("single-keys").checked;
+  try {
+    localStorage.setItem(SINGLE_KEYS, singleKeys ? "1" : "0");
+  } catch {
+    // the choice still applies to this page
+  }
+});
+
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (controlOwnsKey(event.target, event.key)) return;
   if ($("help").open) return;
+  if (!singleKeys && SINGLE_CHARACTER.has(event.key)) return;
   const keys = {
     ArrowRight: () => go(current + 1),
     ArrowLeft: () => go(current - 1),
