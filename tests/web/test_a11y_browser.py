@@ -126,12 +126,21 @@ def test_the_focus_outline_in_the_top_bar_stands_out(
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["/trace/dynamic-table/step/40", "/lesson/05-the-dynamic-table", "/live", "/"],
+    ("path", "projector"),
+    [
+        ("/trace/dynamic-table/step/40", False),
+        ("/trace/dynamic-table/step/40", True),
+        ("/lesson/02-a-first-get/step/5", True),
+        ("/lesson/05-the-dynamic-table", False),
+        ("/live", False),
+        ("/", False),
+    ],
 )
-def test_nothing_scrolls_sideways_at_375_pixels(browser: Any, base_url: str, path: str) -> None:
-    """Defect 11 (and 4): a phone, or a laptop at 200% or more zoom."""
-    page = open_page(browser, base_url + path, width=375)
+def test_nothing_scrolls_sideways_at_375_pixels(
+    browser: Any, base_url: str, path: str, projector: bool
+) -> None:
+    """Defect 11 (and 4): a phone, or a laptop at 200% or more zoom (in projector mode too)."""
+    page = open_page(browser, base_url + path, width=375, projector=projector)
     try:
         widths = page.evaluate(
             "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
