@@ -120,33 +120,53 @@ def test_keyboard_steps_plays_and_opens_the_help(page: object, base_url: str) ->
     assert not page.locator("#help").is_visible()  # type: ignore[attr-defined]
 
 
-def test_keyboard_only_space_plays_after_choosing_a_speed_and_controls_keep_their_keys(
+def test_controls_keep_their_keys_and_space_presses_the_focused_button(
     page: object, base_url: str
 ) -> None:
-    """Issue 4's keys with the focus where keyboard use leaves it: on the Speed select."""
-    open_step(page, base_url, "dynamic-table", 0)
+    """A select keeps its keys (defect 13); Space on a focused button presses it (defect 1)."""
+    open_step(page, base_url, "dynamic-table", 5)
     keyboard = page.keyboard  # type: ignore[attr-defined]
     page.focus("#speed")  # type: ignore[attr-defined]
     keyboard.press("ArrowDown")
     keyboard.press("ArrowDown")  # 1 -> 2 -> 4 steps/s, chosen with the keyboard
     focused = page.evaluate("() => [document.activeElement.id, document.activeElement.value]")  # type: ignore[attr-defined]
     assert focused == ["speed", "4"]
+    for key in ("ArrowRight", "ArrowLeft", "Home", "End"):
+        keyboard.press(key)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == "5"  # type: ignore[attr-defined]
+    # Space on the Play button presses it once: it plays (and Space on it again pauses).
+    page.focus("#play")  # type: ignore[attr-defined]
     keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "true"  # type: ignore[attr-defined]
-    wait_for_step(page, 1)
+    wait_for_step(page, 6)
     keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
     paused = int(page.text_content("#step-number"))  # type: ignore[attr-defined]
-    keyboard.press("ArrowRight")
+    # Space and Enter on Next step once each, and nothing plays.
+    page.focus("#next")  # type: ignore[attr-defined]
+    keyboard.press(" ")
     wait_for_step(page, paused + 1)
-    keyboard.press("End")
-    wait_for_step(page, len(EXAMPLES[1].record()) - 1)
-    keyboard.press("Home")
-    wait_for_step(page, 0)
-    assert page.input_value("#speed") == "4"  # type: ignore[attr-defined]  # the keys stepped
-    keyboard.press("?")
-    assert page.locator("#help").is_visible()  # type: ignore[attr-defined]
-    keyboard.press("Escape")
+    keyboard.press("Enter")
+    wait_for_step(page, paused + 2)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == str(paused + 2)  # type: ignore[attr-defined]
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    # A sequence row: Space jumps to its step.
+    page.focus("#diagram .row[data-seq='3']")  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    wait_for_step(page, 3)
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    # Projector mode: Space turns it on, and nothing plays.
+    page.focus("#projector-toggle")  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "true"  # type: ignore[attr-defined]
+    keyboard.press(" ")
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    # The arrows still step with the focus on a button.
+    keyboard.press("ArrowRight")
+    wait_for_step(page, 4)
     # A checkbox keeps Space (it toggles, nothing plays); the jump box keeps its keys.
     page.focus(".filters input[value=qpack]")  # type: ignore[attr-defined]
     keyboard.press(" ")
@@ -156,7 +176,58 @@ def test_keyboard_only_space_plays_after_choosing_a_speed_and_controls_keep_thei
     page.focus("#jump")  # type: ignore[attr-defined]
     keyboard.press("End")
     keyboard.type("2")
-    assert page.text_content("#step-number") == "0"  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == "4"  # type: ignore[attr-defined]
+
+
+def test_the_single_key_shortcuts_can_be_turned_off(page: object, base_url: str) -> None:
+    """Defect 8 (WCAG 2.1.4): Space, P and ? off in the Keys dialog, remembered."""
+    open_step(page, base_url, "dynamic-table", 5)
+    page.click("#help-button")  # type: ignore[attr-defined]
+    page.uncheck("#single-keys")  # type: ignore[attr-defined]
+    page.click("#help-close")  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    wait_for_step(page, 5)
+    page.locator("body").focus()  # type: ignore[attr-defined]
+    for key in (" ", "p", "?"):
+        page.keyboard.press(key)  # type: ignore[attr-defined]
+    page.wait_for_timeout(1300)  # type: ignore[attr-defined]  # longer than a step at 1 step/s
+    assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "false"  # type: ignore[attr-defined]
+    assert not page.locator("#help").is_visible()  # type: ignore[attr-defined]
+    assert page.text_content("#step-number") == "5"  # type: ignore[attr-defined]
+    page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]  # the arrows still step
+    wait_for_step(page, 6)
+    page.click("#help-button")  # type: ignore[attr-defined]
+    assert not page.is_checked("#single-keys")  # type: ignore[attr-defined]
+    page.check("#single-keys")  # type: ignore[attr-defined]
+    page.click("#help-close")  # type: ignore[attr-defined]
+    page.locator("body").focus()  # type: ignore[attr-defined]
+    page.keyboard.press("p")  # type: ignore[attr-defined]
+    assert page.get_attribute("#projector-toggle", "aria-pressed") == "true"  # type: ignore[attr-defined]
+
+
+def active_id(page: Any) -> str:
+    """The id of the element with the focus ("" for one without; "BODY" for the page)."""
+    return str(page.evaluate("() => document.activeElement.id || document.activeElement.tagName"))
+
+
+def test_the_focus_stays_on_a_control_when_the_pressed_one_is_disabled(
+    page: object, base_url: str
+) -> None:
+    """Defect 2: Next pressed at the last step but one, Prev at step 1."""
+    last = len(EXAMPLES[0].record()) - 1
+    open_step(page, base_url, "first-get", last - 1)
+    page.focus("#next")  # type: ignore[attr-defined]
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, last)
+    assert active_id(page) == "prev"
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, last - 1)
+    open_step(page, base_url, "first-get", 1)
+    page.focus("#first")  # type: ignore[attr-defined]
+    page.keyboard.press(" ")  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+    assert active_id(page) == "next"
 
 
 def test_a_deep_link_opens_that_step_with_its_bytes_and_state(page: object, base_url: str) -> None:
@@ -510,7 +581,20 @@ def test_a_deep_link_past_a_question_shows_the_question_first(page: object, base
     before = sum(1 for checkpoint in stops if checkpoint["step"] <= 80)
     detour = page.text_content("#checkpoint-detour")  # type: ignore[attr-defined]
     assert detour.startswith(f"You asked for step 80: {before} questions stand before it.")
+    # The radio group is a fieldset described by the question (defect 10).
+    described = page.evaluate(  # type: ignore[attr-defined]
+        "() => document.getElementById(document.querySelector('#checkpoint fieldset')"
+        ".getAttribute('aria-describedby')).textContent"
+    )
+    assert described.strip() and described.strip() in page.text_content("#checkpoint")  # type: ignore[attr-defined]
     page.check("#checkpoint .choices input >> nth=0")  # type: ignore[attr-defined]
+    # Home and End on the radio group are the group's: the question stays, with the focus.
+    page.keyboard.press("Home")  # type: ignore[attr-defined]
+    page.keyboard.press("End")  # type: ignore[attr-defined]
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    wait_for_step(page, stop - 1)
+    assert page.locator("#checkpoint .choices").is_visible()  # type: ignore[attr-defined]
+    assert active_id(page) == "choice-0"
     page.click("#checkpoint-check")  # type: ignore[attr-defined]
     page.wait_for_selector(".feedback .wrong")  # type: ignore[attr-defined]
     page.click("#checkpoint-reveal")  # type: ignore[attr-defined]
@@ -535,6 +619,23 @@ def test_a_link_to_the_very_step_a_question_stands_before_says_why_it_stops(
     page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
     page.wait_for_selector("#checkpoint:not([hidden]) #checkpoint-answer")  # type: ignore[attr-defined]
     assert page.locator("#checkpoint-detour").count() == 0  # type: ignore[attr-defined]
+    # The answer box is described by the question (defect 10).
+    described = page.evaluate(  # type: ignore[attr-defined]
+        "() => document.getElementById("
+        "document.getElementById('checkpoint-answer').getAttribute('aria-describedby')).textContent"
+    )
+    assert described.strip() and described.strip() in page.text_content("#checkpoint")  # type: ignore[attr-defined]
+    # Answered: the verdict and explanation are said in a status region (defect 3).
+    page.fill("#checkpoint-answer", "0")  # type: ignore[attr-defined]
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    page.wait_for_selector("#checkpoint-continue:focus")  # type: ignore[attr-defined]
+    said = page.locator("[role=status]#checkpoint-status").text_content()  # type: ignore[attr-defined]
+    assert said.startswith("Right.") and said == page.text_content("#checkpoint-result")  # type: ignore[attr-defined]
+    # "Reveal step 21 →" pressed: the box goes, the focus goes to the step's heading.
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, 21)
+    assert page.locator("#checkpoint").is_hidden()  # type: ignore[attr-defined]
+    assert active_id(page) == "step-heading"
 
 
 def test_the_rfc_reader_links_to_the_steps_that_demonstrate_a_section(

@@ -155,8 +155,11 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     )
     assert student.text_content("#step-number") == "13"
     student.screenshot(path="/tmp/h3learn-classroom-student-exploring.png")
-    student.click("#classroom-follow")
+    # Pressed with the keyboard, the button is replaced by the other: the focus moves to it.
+    student.focus("#classroom-follow")
+    student.keyboard.press("Enter")
     shows_step(student, 14)
+    assert student.evaluate("() => document.activeElement.id") == "classroom-explore"
 
     # A late joiner, by the join link, lands on the current step.
     late = laptops.open()
@@ -215,8 +218,15 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     assert asked["ok"] is True
     student.wait_for_selector("#classroom-question:not([hidden]) #question-options button")
     assert student.text_content("#question-prompt") == "What will the Required Insert Count be?"
-    student.click("#question-options button[data-option='1']")
+    # The status a screen reader says holds the question itself (defect 9).
+    assert student.text_content("#question-note") == (
+        "Question: What will the Required Insert Count be? Choose an answer."
+    )
+    student.focus("#question-options button[data-option='1']")
+    student.keyboard.press(" ")
     student.wait_for_selector("#question-options button[data-option='1'][aria-pressed='true']")
+    # The options are drawn again: the focus stays on the option chosen.
+    assert student.evaluate("() => document.activeElement.dataset.option") == "1"
     teacher.wait_for_function(
         "() => document.getElementById('question-note').textContent === '1 of 2 answered.'"
     )
@@ -226,6 +236,8 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     assert revealed == {"ok": True}
     for page in (student, late):
         page.wait_for_selector("#question-options .option .correct")
+    # The student's focused option became text: the focus goes to Close, not the page.
+    assert student.evaluate("() => document.activeElement.id") == "question-close"
     assert "1 · 1 answer (100%)" in student.text_content("#question-options [data-option='1']")
     assert "2 · 0 answers (0%)" in late.text_content("#question-options [data-option='2']")
     student.locator("#classroom-question").screenshot(path="/tmp/h3learn-classroom-question.png")
@@ -233,7 +245,8 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     # The teacher ends the class; the revealed question goes with it.
     assert student.locator("#classroom-question").is_visible()
     teacher.once("dialog", lambda dialog: dialog.accept())
-    teacher.click("#classroom-end")
+    teacher.focus("#classroom-end")
+    teacher.keyboard.press("Enter")
     for page in (student, late, teacher):
         page.wait_for_function(
             "() => document.getElementById('classroom-status')"
@@ -241,6 +254,8 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
         )
         assert page.locator("#classroom-question").is_hidden()
     assert student.locator("#classroom-follow").is_hidden()
+    # The End button went: the teacher's focus is on the status that says so.
+    assert teacher.evaluate("() => document.activeElement.id") == "classroom-status"
     assert "room=" not in student.url  # a reload shows the trace, outside the ended class
 
 

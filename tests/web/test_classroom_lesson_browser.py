@@ -142,11 +142,14 @@ def test_a_class_follows_a_lesson_answers_a_checkpoint_and_reruns_it(
 
     # The reveal: the server's answer and explanation, each student's own result, and
     # everyone moves past the checkpoint, the result kept in the student's progress.
-    teacher.click("#question-reveal")
+    teacher.focus("#question-reveal")
+    teacher.keyboard.press("Enter")
     for page in (teacher, first, late):
         page.wait_for_selector("#question-result .question-answer")
         shows_step(page, 21)
         assert page.locator(".row.held[data-seq='21']").count() == 0
+    # The Reveal button is replaced by Close: the teacher's focus goes to it.
+    assert teacher.evaluate("() => document.activeElement.id") == "question-close"
     assert first.text_content("#question-result .question-answer") == "The answer: 0"
     assert "No dynamic table means no inserts" in first.text_content(".question-explain")
     assert first.text_content(".question-mine") == "Your answer, 0, is right."

@@ -162,6 +162,11 @@ def test_with_every_question_answered_nothing_is_held_back(page: Any, base_url: 
     wait_for_step(page, 0)
     stops = json.loads(page.get_attribute("#stepper", "data-checkpoints"))
     answered = {"answered": {stop["id"]: "shown" for stop in stops}, "last": 0}
+    # The page saves its progress once step 0 is drawn (the step number and the diagram's
+    # row may show it first): wait for that, or it would overwrite the progress set here.
+    page.wait_for_function(
+        "key => localStorage.getItem(key) !== null", arg=f"h3learn.lesson.{LESSON}"
+    )
     page.evaluate(
         "([key, progress]) => localStorage.setItem(key, progress)",
         [f"h3learn.lesson.{LESSON}", json.dumps(answered)],

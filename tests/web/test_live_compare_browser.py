@@ -53,3 +53,27 @@ def test_the_compare_button_takes_two_to_eight_captures(base_url: str) -> None:
         page.screenshot(path="/tmp/h3learn-live-compare-nine.png", full_page=True)
         boxes.nth(0).uncheck()
         assert button.is_enabled()
+
+
+def test_rename_gives_the_focus_back_to_the_rename_button(base_url: str) -> None:
+    """Defect 2: the rename form goes (Cancel, or Enter to save); the focus is not lost."""
+    with chromium() as browser:
+        page: Any = browser.new_page()
+        page.goto(base_url + "/live")
+        page.wait_for_selector("tr.capture")
+        row = page.locator("tr.capture").nth(0)
+        row_id = row.get_attribute("data-id")
+        focused_rename = "id => document.activeElement.matches(`tr[data-id='${id}'] button.rename`)"
+        row.locator("button.rename").click()
+        page.wait_for_selector(".rename-form input:focus")
+        page.click(".rename-form button[type=button]")  # Cancel
+        assert page.evaluate(focused_rename, row_id)
+        page.focus(f"tr[data-id='{row_id}'] button.rename")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".rename-form input:focus")
+        page.keyboard.type(" again")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "id => document.querySelector(`tr[data-id='${id}'] .rename-form`) === null", arg=row_id
+        )
+        assert page.evaluate(focused_rename, row_id)

@@ -10,7 +10,7 @@
 // says which page shows the teacher's step (`page`), and a page showing another trace
 // opens that one. The question box is classroom_question.js; a lesson's page adds its
 // checkpoints and what-if reruns (classroom_lesson.js) through the exports below.
-import { clear, h } from "./dom.js";
+import { clear, h, keepFocus } from "./dom.js";
 import { questionBox } from "./classroom_question.js";
 import { stepper } from "./step.js";
 
@@ -286,10 +286,13 @@ function goToTeacher() {
   if (teacherAt.step !== stepper.current) stepper.show(teacherAt.step);
 }
 
+// The button pressed goes and the other comes: the focus moves to it.
 function setFollowing(on) {
-  following = on;
-  if (on) goToTeacher();
-  updateBar();
+  keepFocus(() => {
+    following = on;
+    if (on) goToTeacher();
+    updateBar();
+  }, on ? "classroom-explore" : "classroom-follow");
 }
 
 // A what-if trace's banner (lessons/what_if_note.html) links back to its lesson at this
@@ -324,6 +327,10 @@ function updateBar() {
 }
 
 function ended(reason) {
+  keepFocus(() => endedHere(reason), "classroom-status", "step-heading");
+}
+
+function endedHere(reason) {
   over = true;
   if (role === "teacher") storeTeaching(null);
   role = null;

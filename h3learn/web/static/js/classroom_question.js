@@ -8,7 +8,7 @@
 // explanation when the server knows them (a lesson's checkpoint), and a student sees
 // whether their own answer was right, as the server judged the answers.
 // Protocol: docs/web-api.md, "Classroom". Nothing here decides what is right.
-import { clear, h } from "./dom.js";
+import { clear, h, keepFocus } from "./dom.js";
 import { markdownBlock } from "./markdown.js";
 
 const $ = (id) => document.getElementById(id);
@@ -36,13 +36,15 @@ export function questionBox(room) {
     note(`Your answer is in (anonymous): ${shown}. You may change it until the teacher reveals.`);
   }
 
+  // While the reveal is on its way the button says it is unavailable (aria-disabled, not
+  // disabled: a disabled button would drop the focus); the reveal then replaces it with Close.
   async function reveal() {
-    $("question-reveal").disabled = true;
+    const button = $("question-reveal");
+    if (button.getAttribute("aria-disabled") === "true") return;
+    button.setAttribute("aria-disabled", "true");
     const answer = await room.emit("reveal", { code: room.code(), token: room.token(), question: question.id });
-    if (answer.error) {
-      $("question-reveal").disabled = false;
-      note(answer.error);
-    }
+    button.removeAttribute("aria-disabled");
+    if (answer.error) note(answer.error);
   }
 
   function mineIsMine() {
@@ -123,7 +125,18 @@ export function questionBox(room) {
     return parts;
   }
 
+  // Drawn again (an answer, a tally, the reveal): an option that had the focus keeps it in
+  // its new button; if the options can no longer be pressed (the reveal), the focus goes
+  // to the Close button.
   function render() {
+    const had = document.activeElement;
+    const option = had && had.closest("#question-options") ? had.dataset.option : undefined;
+    keepFocus(draw,
+      () => option === undefined ? null : $("question-options").querySelector(`button[data-option="${CSS.escape(option)}"]`),
+      "question-close", "step-heading");
+  }
+
+  function draw() {
     if (!question) return;
     const box = $("classroom-question");
     box.hidden = false;
@@ -139,16 +152,21 @@ export function questionBox(room) {
     clear($("question-result")).append(...(question.revealed ? verdict() : []));
     const teaching = room.role() === "teacher";
     $("question-reveal").hidden = !teaching || question.revealed;
-    $("question-reveal").disabled = false;
+    $("question-reveal").removeAttribute("aria-disabled");
     $("question-close").hidden = !question.revealed;
     if (question.revealed) note(`Revealed: ${result ? result.answered : 0} answered.`);
     else if (teaching) note(`${result ? result.answered : 0} of ${room.students()} answered.`);
-    else if (!mineIsMine()) note(typed ? "Type your answer and send it." : "Choose an answer.");
+    else if (!mineIsMine()) {
+      // The status says the question itself: a screen reader hears it as it opens.
+      const asked = $("question-prompt").textContent.trim();
+      note(`Question: ${asked} ${typed ? "Type your answer and send it." : "Choose an answer."}`);
+    }
   }
 
   $("question-reveal").addEventListener("click", reveal);
   $("question-close").addEventListener("click", () => {
-    $("classroom-question").hidden = true; // on this page only: the class goes on
+    // on this page only: the class goes on
+    keepFocus(() => { $("classroom-question").hidden = true; }, "step-heading");
   });
 
   return {

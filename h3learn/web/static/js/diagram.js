@@ -326,7 +326,7 @@ export class Diagram {
       const why = `hidden until the question before step ${this.hiddenFrom} is answered`;
       return h(
         "button",
-        { type: "button", role: "listitem", class: "row held", data: { seq: row.seq }, title: `step ${row.seq}: ${why}` },
+        { type: "button", class: "row held", data: { seq: row.seq }, title: `step ${row.seq}: ${why}` },
         h("span", { class: "seq" }, row.seq),
         h("span", { class: "lanes", "aria-hidden": "true" }),
         h("span", { class: "text" }, why),
@@ -338,7 +338,6 @@ export class Diagram {
       "button",
       {
         type: "button",
-        role: "listitem",
         class: `row st-${row.stream_type} dir-${row.direction} ep-${side} cat-${row.category}`
           + (isCurrent ? " current" : ""),
         data: { seq: row.seq },

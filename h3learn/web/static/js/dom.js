@@ -81,3 +81,26 @@ export function syncChildren(parent, items) {
   keyed.set(parent, after);
   return parent;
 }
+
+// A control that is hidden, disabled or removed while it has the focus drops the focus to
+// <body>: a keyboard or screen-reader user loses their place. keepFocus runs `change`
+// and, if the control that had the focus can no longer have it, focuses the first of
+// `targets` that can (an element, an id, or a function giving one).
+function canFocus(element) {
+  return element instanceof HTMLElement && element.isConnected && !element.disabled
+    && element.closest("[hidden]") === null && !element.closest("dialog:not([open])");
+}
+
+export function keepFocus(change, ...targets) {
+  const had = document.activeElement;
+  const result = change();
+  if (!had || had === document.body || canFocus(had)) return result;
+  for (const target of targets) {
+    const element = typeof target === "function" ? target() : typeof target === "string" ? document.getElementById(target) : target;
+    if (canFocus(element)) {
+      element.focus({ preventScroll: true });
+      break;
+    }
+  }
+  return result;
+}

@@ -13,7 +13,7 @@
 // In a class (classroom_lesson.js) the page says "h3learn:checkpoint" when it shows a
 // question and "h3learn:solved" when one is answered here, and `lessonPage` lets the class
 // decide which checkpoints still stop a teacher and record what the class was shown.
-import { clear, getJSON, h } from "./dom.js";
+import { clear, getJSON, h, keepFocus } from "./dom.js";
 import { markdownBlock } from "./markdown.js";
 import { link } from "./bytes.js";
 import { loadProgress, saveProgress } from "./progress.js";
@@ -166,14 +166,19 @@ function ask(stop) {
   renderQuestion(stop);
 }
 
+// The checkpoint box goes: a control in it that had the focus hands it to the step's heading.
+function hideBox() {
+  keepFocus(() => { $("checkpoint").hidden = true; }, "step-heading");
+}
+
 function hideQuestion() {
   asking = null;
-  $("checkpoint").hidden = true;
+  hideBox();
 }
 
 function hideResult() {
   resultOf = null;
-  $("checkpoint").hidden = true;
+  hideBox();
 }
 
 function renderQuestion(stop) {
@@ -186,9 +191,12 @@ function renderQuestion(stop) {
   }
   const checkpoint = lesson.checkpoint_list.find((c) => c.id === stop.id);
   const form = h("form", { class: "checkpoint-form", id: "checkpoint-form" });
+  // The question describes the answer fields (aria-describedby): read out with them.
+  const question = markdownBlock("div", "question", checkpoint.question_html);
+  question.id = "checkpoint-question";
   let field;
   if (checkpoint.kind === "choice") {
-    field = h("fieldset", { class: "choices" }, h("legend", {}, "Your answer"),
+    field = h("fieldset", { class: "choices", "aria-describedby": "checkpoint-question" }, h("legend", {}, "Your answer"),
       ...checkpoint.choices.map((choice, index) => h("label", {},
         h("input", { type: "radio", name: "answer", value: choice, id: `choice-${index}`, required: true }),
         ` ${choice}`)));
@@ -196,7 +204,7 @@ function renderQuestion(stop) {
     field = h("label", {}, "Your answer ",
       h("input", {
         type: "text", name: "answer", id: "checkpoint-answer", required: true, autocomplete: "off",
-        inputmode: checkpoint.kind === "number" ? "numeric" : "text",
+        inputmode: checkpoint.kind === "number" ? "numeric" : "text", "aria-describedby": "checkpoint-question",
       }));
   }
   const feedback = h("div", { id: "checkpoint-feedback", class: "feedback", role: "status" });
@@ -214,7 +222,7 @@ function renderQuestion(stop) {
   } else detour = null;
   box.append(
     h("h3", {}, `Predict before step ${stop.step}`),
-    markdownBlock("div", "question", checkpoint.question_html),
+    question,
     form);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -255,14 +263,18 @@ async function submit(stop, body) {
   resultOf = stop;
   // A learner on their way to a later step (detour) goes on to it.
   const target = detour !== null && detour > stop.step ? detour : stop.step;
-  const next = h("button", { type: "button", id: "checkpoint-continue" },
+  const next = h("button", { type: "button", id: "checkpoint-continue", "aria-describedby": "checkpoint-result" },
     target === stop.step ? `Reveal step ${stop.step} →` : `On to step ${target} →`);
   next.addEventListener("click", () => {
     hideResult();
     go(target);
   });
-  box.append(resultBlock(answer, false), h("p", {}, next));
+  const result = resultBlock(answer, false);
+  box.append(result, h("p", {}, next));
   next.focus({ preventScroll: true });
+  // The verdict and its explanation are said (a status region kept on the page: one added
+  // with its text already in it is not announced), and describe the button that has the focus.
+  $("checkpoint-status").textContent = result.textContent;
 }
 
 // A checkpoint answered (or its answer shown): kept in this browser's progress, and its

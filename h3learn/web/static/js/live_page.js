@@ -2,7 +2,7 @@
 // "captures"), the readable client's fetch form, rename, delete, export and compare.
 // Every value shown comes from the API (rows are computed in h3learn/trace); header values
 // from real clients are untrusted and are inserted as text only (dom.js).
-import { clear, getJSON, h, syncChildren } from "./dom.js";
+import { clear, getJSON, h, keepFocus, syncChildren } from "./dom.js";
 import { connectCaptures } from "./live.js";
 
 const $ = (id) => document.getElementById(id);
@@ -123,7 +123,17 @@ async function deleteCapture(row) {
   if (await send(`/api/captures/${encodeURIComponent(row.id)}`, "DELETE")) update([], [row.id]);
 }
 
+// A row drawn again (an update, the rename form opened or closed) keeps the focus: on the
+// same control in its new row, or on the row's Rename button (the form's buttons went).
 function render() {
+  const had = document.activeElement;
+  const row = had ? had.closest("tr.capture") : null;
+  const inRow = (selector) => () => (row ? document.querySelector(`tr[data-id="${CSS.escape(row.dataset.id)}"] ${selector}`) : null);
+  const same = had && had.classList.length ? inRow(`.${CSS.escape(had.classList[0])}`) : () => null;
+  keepFocus(drawRows, same, inRow(".rename"));
+}
+
+function drawRows() {
   const ordered = [...rows.values()].sort((a, b) =>
     String(b.started || "").localeCompare(String(a.started || "")) || b.id.localeCompare(a.id));
   syncChildren($("capture-rows"), ordered.map((row) => ({

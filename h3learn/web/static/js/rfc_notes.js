@@ -9,7 +9,7 @@ export function renderAnnotations(links) {
     if (!rfc.annotation) {
       return h("p", { class: "annotation-missing error" }, rfc.missing || `${rfc.label}: no annotation`);
     }
-    const part = (name, html) => [h("h4", {}, name), markdownBlock("div", "annotation-text", html)];
+    const part = (name, html) => [h("h3", {}, name), markdownBlock("div", "annotation-text", html)];
     const details = h("details", { class: "annotation", open: true },
       h("summary", {}, `${rfc.label} ${rfc.title}`,
         rfc.annotation.normative ? "" : h("span", { class: "badge" }, "informative")),

@@ -3,7 +3,7 @@
 // End ?). Each step's event, bytes and state come from /api/traces/<id>/steps/<n>.
 import { renderBytes, link } from "./bytes.js";
 import { Diagram } from "./diagram.js";
-import { clear, getJSON, h } from "./dom.js";
+import { clear, getJSON, h, keepFocus } from "./dom.js";
 import { followCapture } from "./capture_follow.js";
 import { connectLive } from "./live.js";
 import { renderState } from "./state.js";
@@ -133,11 +133,17 @@ function render(answer) {
   updateHandoutLink();
 }
 
+// A button disabled with the focus on it (Next at the last step) hands the focus to the
+// one going the other way, or to the step's heading.
+const OTHER_WAY = { first: "next", prev: "next", next: "prev", last: "prev" };
 function updateButtons() {
-  for (const [id, disabled] of [["first", current === 0], ["prev", current === 0],
-    ["next", current === count - 1], ["last", current === count - 1]]) {
-    $(id).disabled = disabled;
-  }
+  const focused = document.activeElement ? document.activeElement.id : "";
+  keepFocus(() => {
+    for (const [id, disabled] of [["first", current === 0], ["prev", current === 0],
+      ["next", current === count - 1], ["last", current === count - 1]]) {
+      $(id).disabled = disabled;
+    }
+  }, OTHER_WAY[focused], "step-heading");
 }
 
 function renderRfc(event) {
@@ -311,25 +317,51 @@ $("jump-form").addEventListener("submit", (event) => {
 $("help-button").addEventListener("click", () => $("help").showModal());
 
 // The page's keys work wherever the focus is, except on a control that uses that key
-// itself: a text box takes every key (it types, or moves the caret), a checkbox or radio
-// button takes Space (and radio buttons the arrows). A select is not skipped: it uses
-// only ↑ and ↓ (and letters) to change its value, so after choosing a speed the focus may
-// stay there and Space still plays. (Alt+↓ opens a select's list.)
+// itself: a text box or a select takes every key (it types, moves the caret or changes its
+// value), a checkbox takes Space, a radio group Space, the arrows, Home and End, and a
+// button, link, summary or sequence row takes Space and Enter (it is pressed). So Space
+// plays only with the focus on no control (the page, a heading, the step's notes).
 const PRESSABLE_INPUTS = new Set(["button", "submit", "reset", "image"]);
+const PRESSABLE = "button, a[href], summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=option], [role=menuitem]";
+const PRESS_KEYS = new Set([" ", "Enter"]);
 
 function controlOwnsKey(target, key) {
-  if (target instanceof HTMLTextAreaElement) return true;
+  if (!(target instanceof Element)) return false;
+  if (target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
   if (target instanceof HTMLElement && target.isContentEditable) return true;
-  if (!(target instanceof HTMLInputElement)) return false;
-  if (target.type === "checkbox") return key === " ";
-  if (target.type === "radio") return key === " " || key.startsWith("Arrow");
-  return !PRESSABLE_INPUTS.has(target.type);
+  if (target instanceof HTMLInputElement) {
+    if (target.type === "checkbox" || PRESSABLE_INPUTS.has(target.type)) return PRESS_KEYS.has(key);
+    if (target.type === "radio") return PRESS_KEYS.has(key) || key.startsWith("Arrow") || key === "Home" || key === "End";
+    return true;
+  }
+  return PRESS_KEYS.has(key) && target.closest(PRESSABLE) !== null;
 }
+
+// The single-character shortcuts (Space, P, ?) can be turned off in the Keys dialog
+// (WCAG 2.1.4), remembered in localStorage.
+const SINGLE_KEYS = "h3learn.singleKeys";
+const SINGLE_CHARACTER = new Set([" ", "?", "p", "P"]);
+let singleKeys = true;
+try {
+  singleKeys = localStorage.getItem(SINGLE_KEYS) !== "0";
+} catch {
+  singleKeys = true; // storage may be disabled: the shortcuts stay on
+}
+$("single-keys").checked = singleKeys;
+$("single-keys").addEventListener("change", () => {
+  singleKeys = $("single-keys").checked;
+  try {
+    localStorage.setItem(SINGLE_KEYS, singleKeys ? "1" : "0");
+  } catch {
+    // the choice still applies to this page
+  }
+});
 
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (controlOwnsKey(event.target, event.key)) return;
   if ($("help").open) return;
+  if (!singleKeys && SINGLE_CHARACTER.has(event.key)) return;
   const keys = {
     ArrowRight: () => go(current + 1),
     ArrowLeft: () => go(current - 1),
