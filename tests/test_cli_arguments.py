@@ -63,3 +63,38 @@ def test_lessons_record_to_a_missing_folder_says_it_cannot_write(
     assert status == 1
     error = capsys.readouterr().err
     assert error == f"h3learn lessons: cannot write {target}: No such file or directory\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("serve", "--port"),
+        ("serve", "--h3-port"),
+        ("h3-server", "--port"),
+    ],
+)
+@pytest.mark.parametrize("port", ["70000", "65536", "-1"])
+def test_every_port_option_refuses_a_number_no_port_can_have(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, str], port: str
+) -> None:
+    error = refused(capsys, *argv, port)
+    assert argv[1] in error and "port (0-65535, RFC" in error
+
+
+@pytest.mark.parametrize(
+    "url", ["notaurl", "ftp://example.org/", "http://", "https://:5000/", "http://host:port/"]
+)
+def test_serve_public_url_must_be_an_http_url_with_a_host(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    error = refused(capsys, "serve", "--public-url", url)
+    assert "--public-url" in error and repr(url) in error
+
+
+@pytest.mark.parametrize("limit", ["-5", "0", "many"])
+def test_export_max_bytes_must_be_a_positive_number(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, limit: str
+) -> None:
+    error = refused(capsys, "export", str(tmp_path / "t.json"), "--format", "qlog", "-o", "-",
+                    "--max-bytes", limit)  # fmt: skip
+    assert "--max-bytes" in error
