@@ -2,12 +2,14 @@
 
 Each subcommand lives in its own module and registers itself through `SUBCOMMANDS`; this
 module only builds the argument parser and turns a project error into a clear message and
-a non-zero exit status.
+a non-zero exit status. Output cut short by its reader (``h3learn walkthrough | head``)
+ends the command quietly, as the Python documentation's "Note on SIGPIPE" advises.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -46,8 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status: int = args.run(args)
+        sys.stdout.flush()
     except CommandError as error:
         print(f"h3learn {args.command}: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader closed the pipe: nothing more can be shown. Standard output goes to
+        # the null device so that the interpreter's own flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return status
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from h3learn.cli_arguments import help_description
+from h3learn.cli_arguments import help_description, positive
 from h3learn.command_error import CommandError
 from h3learn.trace.load import load_trace
 from h3learn.trace.qlog import to_qlog, to_qlog_03
@@ -59,7 +59,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--max-bytes",
-        type=int,
+        type=positive,
         default=DEFAULT_MAX_BYTES,
         help=f"refuse input files larger than this (default {DEFAULT_MAX_BYTES})",
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -103,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--timeout must be positive")
     if args.cafile is not None and not args.cafile.is_file():
         raise CommandError(f"cannot read the CA file {args.cafile}: no such file")
-    if args.record is not None and not args.record.parent.is_dir():
-        raise CommandError(f"cannot record to {args.record}: {args.record.parent} is not a folder")
+    if args.record is not None:
+        check_record_path(args.record)
     try:
         responses = asyncio.run(
             fetch(
@@ -126,6 +127,21 @@ def run(args: argparse.Namespace) -> int:
     if args.record is not None:
         print(f"\ntrace written to {args.record}", file=sys.stderr)
     return 0
+
+
+def check_record_path(record: Path) -> None:
+    """Refuse, before connecting, a ``--record`` path no trace file can be written at: a
+    folder, a missing folder, or a place this user may not write (the journal is written
+    beside it as the connection runs, then becomes the trace)."""
+    folder = record.parent
+    if record.is_dir():
+        raise CommandError(f"cannot record to {record}: it is a folder; name a file in it")
+    if not folder.is_dir():
+        raise CommandError(f"cannot record to {record}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CommandError(f"cannot record to {record}: {folder} is not writable")
+    if record.exists() and not os.access(record, os.W_OK):
+        raise CommandError(f"cannot record to {record}: it is not writable")
 
 
 def print_response(response: Response) -> None:

@@ -41,7 +41,13 @@ from pathlib import Path
 
 from aioquic.quic.configuration import QuicConfiguration
 
-from h3learn.cli_arguments import positive, positive_seconds, setting_value, udp_port
+from h3learn.cli_arguments import (
+    make_folder,
+    positive,
+    positive_seconds,
+    setting_value,
+    udp_port,
+)
 from h3learn.command_error import CommandError
 from h3learn.h3.connection import H3Connection, H3UsageError
 from h3learn.h3.http_events import (
@@ -368,6 +374,7 @@ def server_configuration(args: argparse.Namespace) -> tuple[QuicConfiguration, P
         cert_path, key_path = args.cert, args.key
     else:
         directory = args.data_dir if args.data_dir is not None else default_data_dir()
+        make_folder("--data-dir", directory)
         try:
             cert_path, key_path = ensure_certificate(directory)
         except OSError as error:
@@ -387,23 +394,11 @@ def server_configuration(args: argparse.Namespace) -> tuple[QuicConfiguration, P
     return configuration, cert_path
 
 
-def make_record_dir(record_dir: Path) -> None:
-    """Create the folder the traces go into, or say why it cannot be one."""
-    if record_dir.exists() and not record_dir.is_dir():
-        raise CommandError(f"--record-dir {record_dir} is a file, not a folder")
-    try:
-        record_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise CommandError(
-            f"cannot make the record folder {record_dir}: {error.strerror or error}"
-        ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     quiet_aioquic_log()
     configuration, cert_path = server_configuration(args)
     if args.record_dir is not None:
-        make_record_dir(args.record_dir)
+        make_folder("--record-dir", args.record_dir)
     settings = Settings(
         qpack_max_table_capacity=args.qpack_max_table_capacity,
         qpack_blocked_streams=args.qpack_blocked_streams,

@@ -131,6 +131,10 @@ def run_record(args: argparse.Namespace) -> int:
         if lesson is None:
             known = ", ".join(curriculum.lessons)
             raise CommandError(f"no lesson {args.id!r} in {folder} (there are: {known})")
+        try:
+            check_overrides(overrides, lesson.scenario)
+        except ValueError as error:
+            raise CommandError(f"--set: {error}") from None
         recorded = record_lesson(lesson, overrides, strict=not overrides)
     except SourceError as error:
         raise CommandError(str(error)) from None

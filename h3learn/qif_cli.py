@@ -7,6 +7,11 @@
 stream N: the N-th field section); ``decode`` reads such a file, resuming blocked sections
 as encoder-stream records arrive, and writes the header lists back as a .qif. Both exit
 non-zero with one clear line when the input is malformed.
+
+A .qif file is UTF-8 text: header blocks of ``name<TAB>value`` lines, separated by empty
+lines, with ``#`` comment lines. `read_qif_file` refuses anything else (a line without a
+tab, bytes that are not UTF-8, a file with no header block), naming the file and the line,
+so a trace or a binary file given by mistake is not read as header names.
 """
 
 from __future__ import annotations
@@ -17,7 +22,13 @@ from pathlib import Path
 from h3learn.cli_arguments import setting_value
 from h3learn.command_error import CommandError
 from h3learn.qpack.errors import QpackError
-from h3learn.qpack.interop import decode_records, encode_qif, parse_qif, serialize_qif
+from h3learn.qpack.interop import (
+    Header,
+    decode_records,
+    encode_qif,
+    parse_qif,
+    serialize_qif,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -70,6 +81,27 @@ def read_input(path: Path) -> bytes:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
 
 
+def read_qif_file(path: Path) -> list[list[Header]]:
+    """The header blocks of the .qif file at ``path``; `CommandError` if it is not one."""
+    data = read_input(path)
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CommandError(
+                f"{path}:{number}: not UTF-8 text; a .qif file holds header lines 'name<TAB>value'"
+            ) from None
+        if line and not line.startswith(b"#") and b"\t" not in line:
+            raise CommandError(
+                f"{path}:{number}: no tab in this line; a .qif header line is"
+                " 'name<TAB>value' (blocks separated by empty lines, '#' comments)"
+            )
+    sections = parse_qif(data)
+    if not sections:
+        raise CommandError(f"{path}: no header block; an empty .qif file has nothing to send")
+    return sections
+
+
 def write_output(path: Path, data: bytes) -> None:
     try:
         path.write_bytes(data)
@@ -78,9 +110,8 @@ def write_output(path: Path, data: bytes) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
-    data = read_input(args.input)
+    sections = read_qif_file(args.input)
     try:
-        sections = parse_qif(data)
         records = encode_qif(
             sections, args.table_capacity, args.blocked_streams, bool(args.immediate_ack)
         )

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import argparse
 import signal
+import socket
 import threading
 from pathlib import Path
 from types import FrameType
 
 import redis
-from werkzeug.serving import make_server
+from werkzeug.serving import LISTEN_QUEUE, get_sockaddr, make_server, select_address_family
 
 from h3learn.capture.endpoint import (
     DEFAULT_IDLE_TIMEOUT,
@@ -47,7 +48,15 @@ from h3learn.capture.endpoint import (
     LiveEndpoint,
 )
 from h3learn.capture.hub import DEFAULT_MAX_EVENTS
-from h3learn.cli_arguments import positive, positive_seconds, udp_port
+from h3learn.cli_arguments import (
+    http_url,
+    make_folder,
+    positive,
+    positive_seconds,
+    tcp_port,
+    udp_port,
+    url_host,
+)
 from h3learn.command_error import CommandError
 from h3learn.curriculum.catalogue import default_lessons_dir
 from h3learn.curriculum.source import SourceError
@@ -64,7 +73,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     parser.add_argument("--host", default="127.0.0.1", help="address of the web UI")
-    parser.add_argument("--port", type=int, default=5000, help="port of the web UI (0: any free)")
+    parser.add_argument(
+        "--port", type=tcp_port, default=5000, help="TCP port of the web UI (0: any free)"
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -73,6 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--public-url",
+        type=http_url,
         default=None,
         help="the address students open, for the classroom join link and QR code "
         "(default: the address the teacher's browser used)",
@@ -113,6 +125,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def run(args: argparse.Namespace) -> int:
     data_dir = args.data_dir if args.data_dir is not None else default_data_dir()
+    make_folder("--data-dir", data_dir)
     if args.message_queue is not None:
         check_message_queue(args.message_queue)
     if args.lessons_dir is not None and not args.lessons_dir.is_dir():
@@ -152,20 +165,23 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(str(error)) from None
         service.attach_endpoint(endpoint)
     try:
-        web = make_server(args.host, args.port, app, threaded=True)
-    except OSError as error:
+        listening = listen_tcp(args.host, args.port)
+    except CommandError:
         if endpoint is not None:
             endpoint.stop()
-        raise CommandError(
-            f"cannot listen on TCP {args.host} port {args.port}: {error.strerror or error}"
-        ) from None
-    _say(f"h3learn serve: http://{args.host}:{web.server_port}/ (data in {data_dir})")
+        raise
+    with listening:
+        # Werkzeug serves on a copy of the socket bound here, so it never reports a bind
+        # failure itself (in lines of its own, then sys.exit).
+        web = make_server(args.host, args.port, app, threaded=True, fd=listening.fileno())
+    web_url = f"http://{url_host(args.host)}:{web.port}"
+    _say(f"h3learn serve: {web_url}/ (data in {data_dir})")
     if args.message_queue is not None:
         _say(f"  classroom rooms shared through {args.message_queue}")
     if endpoint is not None:
         connect = endpoint.how_to_connect()
         _say(f"  HTTP/3 on UDP {connect['address']} (ALPN h3), recording every connection")
-        _say(f"  live page: http://{args.host}:{web.server_port}/live")
+        _say(f"  live page: {web_url}/live")
         _say("  Chromium (trusts the kept certificate by its SPKI pin, RFC 7469 §2.4):")
         _say(f"    {connect['chromium']}")
     else:
@@ -190,6 +206,23 @@ def run(args: argparse.Namespace) -> int:
     captures = len(service.hub.store.ids())
     _say(f"h3learn serve: stopped; {captures} capture(s) in {service.hub.store.directory}")
     return 0
+
+
+def listen_tcp(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host`` and ``port`` and listening, or a `CommandError` that
+    names both and the reason (address in use, an address this machine does not have)."""
+    family = select_address_family(host, port)
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(get_sockaddr(host, port, family))
+        listening.listen(LISTEN_QUEUE)
+    except OSError as error:
+        listening.close()
+        raise CommandError(
+            f"cannot listen on TCP {host} port {port}: {error.strerror or error}"
+        ) from None
+    return listening
 
 
 def check_message_queue(url: str) -> None:

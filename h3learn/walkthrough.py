@@ -19,10 +19,10 @@ from pathlib import Path
 from h3learn.cli_arguments import setting_value
 from h3learn.command_error import CommandError
 from h3learn.events import Event, EventLog, FieldSpan
+from h3learn.qif_cli import read_qif_file
 from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder import Encoder
 from h3learn.qpack.errors import QpackError
-from h3learn.qpack.interop import parse_qif
 
 Header = tuple[bytes, bytes]
 
@@ -125,10 +125,7 @@ def record_exchange(
 def run(args: argparse.Namespace) -> int:
     requests: Sequence[Sequence[Header]] = DEFAULT_REQUESTS
     if args.qif is not None:
-        try:
-            requests = parse_qif(args.qif.read_bytes())
-        except OSError as error:
-            raise CommandError(f"cannot read {args.qif}: {error.strerror}") from None
+        requests = read_qif_file(args.qif)
     try:
         log = record_exchange(
             requests, args.table_capacity, args.blocked_streams, args.sections_first

@@ -106,3 +106,16 @@ def test_a_ca_file_without_a_certificate_is_refused_at_once(
     error = failure(capsys, "--cafile", str(not_a_certificate), "https://127.0.0.1:9/")
     assert f"the CA file {not_a_certificate} holds no certificate" in error
     assert "Traceback" not in error
+
+
+def test_recording_to_a_folder_is_refused_before_connecting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "recdir"
+    folder.mkdir()
+    monkeypatch.chdir(tmp_path)
+    # Port 9 (discard): were it contacted, the error would be a timeout, not this.
+    error = failure(capsys, "-k", "--record", "recdir", "https://127.0.0.1:9/")
+    assert error == "h3learn get: cannot record to recdir: it is a folder; name a file in it\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recdir"], "no journal is left"
+    assert not any(folder.iterdir())

@@ -45,3 +45,12 @@ def test_a_record_dir_that_is_a_file_is_named_as_such(
     error = failure(capsys, "--data-dir", str(tmp_path / "data"), "--record-dir", str(a_file))
     assert error == f"h3learn h3-server: --record-dir {a_file} is a file, not a folder\n"
     assert "cannot listen" not in error
+
+
+def test_a_data_dir_that_is_a_file_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace.json"
+    trace.write_text("{}\n")
+    error = failure(capsys, "--data-dir", str(trace))
+    assert error == f"h3learn h3-server: --data-dir {trace} is a file, not a folder\n"

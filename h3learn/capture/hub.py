@@ -25,6 +25,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,20 @@ class CaptureRecording(ConnectionRecording):
     """One connection's recording, journalled as a capture and visible while it runs."""
 
     def __init__(self, hub: CaptureHub, capture_id: str, title: str, meta: dict[str, Any]) -> None:
-        meta = meta | {"capture_id": capture_id, "capture_pid": os.getpid()}
-        super().__init__(title, meta, hub.store.path_of(capture_id), max_events=hub.max_events)
+        epoch = datetime.now(UTC).isoformat(timespec="milliseconds")
+        meta = meta | {"capture_id": capture_id, "capture_pid": os.getpid(), "epoch": epoch}
         self.hub = hub
-        self.capture = LiveCapture(
-            capture_id, title, meta.get("peer_address"), str(self.meta["epoch"]), self.meta
-        )
-        hub.began(self)
+        self.capture = LiveCapture(capture_id, title, meta.get("peer_address"), epoch, meta)
+        # The hub lists the capture as live before its journal exists: once the file is in
+        # the captures folder, a list made from the folder alone would show the journal as
+        # a finished capture ("closed", no events) until the hub knew of it.
+        hub.began(self.capture)
+        try:
+            super().__init__(title, meta, hub.store.path_of(capture_id), max_events=hub.max_events)
+        except BaseException:
+            hub.ended(self, None)
+            raise
+        self.capture.meta = self.meta
 
     def journalled(self, event: Event) -> None:
         capture = self.capture
@@ -126,8 +134,8 @@ class CaptureHub:
 
         return make
 
-    def began(self, recording: CaptureRecording) -> None:
-        capture = recording.capture
+    def began(self, capture: LiveCapture) -> None:
+        """A connection began: its capture is live (before its journal is written)."""
         self.store.update_info(
             capture.id,
             original_title=capture.title,

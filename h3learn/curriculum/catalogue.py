@@ -25,9 +25,9 @@ from h3learn.curriculum.lesson import (
     LESSON_ID,
     Lesson,
     RecordedLesson,
+    check_lesson,
     load_lesson,
     record_lesson,
-    verify_lesson,
 )
 from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
@@ -131,21 +131,22 @@ class CheckReport:
 def check_folder(folder: Path) -> CheckReport:
     """Check every lesson and annotation file of ``folder`` (see the module docstring)."""
     report = CheckReport()
-    loaded: list[Lesson] = []
+    loaded: list[tuple[Lesson, list[SourceError]]] = []
     for path in lesson_files(folder):
+        problems: list[SourceError] = []
         try:
-            loaded.append(load_lesson(path, display_name(path, folder)))
+            loaded.append((load_lesson(path, display_name(path, folder), problems), problems))
         except SourceError as error:
             report.errors.append(error)
     try:
-        check_prerequisites(loaded)
+        check_prerequisites([lesson for lesson, _ in loaded])
     except SourceError as error:
         report.errors.append(error)
-    for lesson in loaded:
-        try:
-            report.lessons.append(verify_lesson(lesson))
-        except SourceError as error:
-            report.errors.append(error)
+    for lesson, problems in loaded:
+        recorded, errors = check_lesson(lesson)
+        report.errors += problems + errors
+        if recorded is not None and not problems and not errors:
+            report.lessons.append(recorded)
     try:
         report.annotations = load_annotations(folder / "rfc")
     except SourceError as error:

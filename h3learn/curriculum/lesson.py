@@ -22,8 +22,10 @@ from h3learn.curriculum.recording import ActionFailed, Recording
 from h3learn.curriculum.rfc_toc import TITLES, is_reference
 from h3learn.curriculum.runner import run_scenario
 from h3learn.curriculum.scenario import (
+    SIDES,
     Overrides,
     Scenario,
+    capacity_problem,
     check_setting,
     describe_overrides,
     read_scenario,
@@ -107,22 +109,35 @@ class RecordedLesson:
         return Trace(title=title, meta=meta, events=self.events, created=CREATED)
 
 
-def check_overrides(overrides: Overrides) -> None:
-    """`ValueError` naming the first override that is not a setting a side can have."""
+def check_overrides(overrides: Overrides, scenario: Scenario | None = None) -> None:
+    """`ValueError` naming the first override that is not a setting a side can have; with
+    the lesson's ``scenario``, also one that does not fit the other side's settings."""
     for side, values in overrides.items():
-        if side not in ("client", "server"):
+        if side not in SIDES:
             raise ValueError(f"overrides are per side, 'client' or 'server', not {side!r}")
         for key, value in values.items():
             problem = check_setting(key, value)
             if problem is not None:
                 raise ValueError(f"{side}.{key}: {problem}")
+    if scenario is None:
+        return
+    changed = {name: scenario.side(name).with_overrides(overrides.get(name, {})) for name in SIDES}
+    for side, peer in zip(SIDES, reversed(SIDES), strict=True):
+        problem = capacity_problem(changed[side], changed[peer])
+        if problem is not None:
+            raise ValueError(f"{side}.encoder_table_capacity: {problem}")
 
 
 # -- reading -----------------------------------------------------------------------------
 
 
-def load_lesson(path: Path, display: str | None = None) -> Lesson:
-    """Read and check one lesson file (its scenario is not run: see `record_lesson`)."""
+def load_lesson(
+    path: Path, display: str | None = None, problems: list[SourceError] | None = None
+) -> Lesson:
+    """Read and check one lesson file (its scenario is not run: see `record_lesson`).
+
+    With a ``problems`` list, a broken ``[[checkpoint]]`` is added to it and left out
+    rather than raised, so that checking goes on to the lesson's other mistakes."""
     name = display or str(path)
     if not LESSON_ID.fullmatch(path.stem):
         raise SourceError(
@@ -131,10 +146,12 @@ def load_lesson(path: Path, display: str | None = None) -> Lesson:
             "a lesson file is named like 05-the-dynamic-table.toml (two digits, a"
             " dash, lower-case words joined by dashes)",
         )
-    return parse_lesson(Document.read(path, name), path.stem)
+    return parse_lesson(Document.read(path, name), path.stem, problems)
 
 
-def parse_lesson(document: Document, lesson_id: str) -> Lesson:
+def parse_lesson(
+    document: Document, lesson_id: str, problems: list[SourceError] | None = None
+) -> Lesson:
     root = document.root()
     goals = root.texts("goals")
     if not goals:
@@ -155,9 +172,7 @@ def parse_lesson(document: Document, lesson_id: str) -> Lesson:
         scenario=read_scenario(root.table("scenario")),
         actions=[read_action(table, index) for index, table in enumerate(root.tables("action"))],
         notes=[_read_note(table) for table in root.tables("note")],
-        checkpoints=[
-            read_checkpoint(table, index) for index, table in enumerate(root.tables("checkpoint"))
-        ],
+        checkpoints=_read_checkpoints(root, problems),
         document=document,
         variants=[read_variant(table) for table in root.tables("variant")],
     )
@@ -235,23 +250,57 @@ def record_lesson(
 
 def verify_lesson(lesson: Lesson) -> RecordedLesson:
     """Record the lesson strictly and check every checkpoint's answer against the trace;
-    record each variant too, so that one the protocol refuses is reported at its line."""
-    recorded = record_lesson(lesson)
+    record each variant too, so that one the protocol refuses is reported at its line.
+    Raises the first mistake `check_lesson` finds."""
+    recorded, errors = check_lesson(lesson)
+    if errors:
+        raise errors[0]
+    assert recorded is not None
+    return recorded
+
+
+def check_lesson(lesson: Lesson) -> tuple[RecordedLesson | None, list[SourceError]]:
+    """What `verify_lesson` checks, every mistake found rather than the first: each variant
+    is recorded and each checkpoint's answer compared whatever the others gave. Only a
+    lesson whose own recording fails has no trace to compare the answers with."""
+    errors: list[SourceError] = []
+    recorded = None
+    try:
+        recorded = record_lesson(lesson)
+    except SourceError as error:
+        errors.append(error)
     for variant in lesson.variants:
         try:
+            check_overrides(variant.overrides, lesson.scenario)
             record_lesson(lesson, variant.overrides, strict=False)
-        except SourceError as error:
-            raise lesson.document.error(
-                variant.path, f"variant {variant.name!r}: {error.message}"
-            ) from None
+        except ValueError as error:  # a SourceError, or an override the scenario refuses
+            message = error.message if isinstance(error, SourceError) else str(error)
+            errors.append(
+                lesson.document.error(variant.path, f"variant {variant.name!r}: {message}")
+            )
+    if recorded is None:
+        return None, errors
     for checkpoint in lesson.checkpoints:
         try:
             verify_checkpoint(checkpoint, recorded.recording)
         except SelectorError as error:
-            raise _selector_error(lesson, checkpoint.proof_path, error) from None
+            errors.append(_selector_error(lesson, checkpoint.proof_path, error))
         except ValueError as error:
-            raise lesson.document.error(checkpoint.answer_path, str(error)) from None
-    return recorded
+            errors.append(lesson.document.error(checkpoint.answer_path, str(error)))
+    return recorded, errors
+
+
+def _read_checkpoints(root: Table, problems: list[SourceError] | None) -> list[Checkpoint]:
+    """The ``[[checkpoint]]`` tables; a broken one raised, or noted in ``problems``."""
+    checkpoints = []
+    for index, table in enumerate(root.tables("checkpoint")):
+        try:
+            checkpoints.append(read_checkpoint(table, index))
+        except SourceError as error:
+            if problems is None:
+                raise
+            problems.append(error)
+    return checkpoints
 
 
 def _place(lesson: Lesson, selector: Selector, recording: Recording, strict: bool) -> int | None:

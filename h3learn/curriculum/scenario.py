@@ -17,6 +17,7 @@ from typing import Any
 
 from h3learn.curriculum.source import Table
 from h3learn.h3.settings import Settings
+from h3learn.wire.varint import VARINT_MAX
 
 SIDES = ("client", "server")
 TRANSPORTS = ("memory", "quic")
@@ -145,6 +146,8 @@ def check_setting(key: str, value: Any) -> str | None:
         return f"must be {'true or false' if kind is bool else kind.__name__}, not {value!r}"
     if isinstance(value, int) and value < 0:
         return f"must not be negative, not {value}"
+    if isinstance(value, int) and value > VARINT_MAX:
+        return f"{value} does not fit a varint: at most 2^62-1 (RFC 9000 §16)"
     if key == "encoder_base" and value not in ("shortest", "before_inserts"):
         return f'must be "shortest" or "before_inserts", not {value!r}'
     if isinstance(value, list):
@@ -152,7 +155,29 @@ def check_setting(key: str, value: Any) -> str | None:
             good = isinstance(pair, list) and len(pair) == 2
             if not good or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair):
                 return f"items are [identifier, value] pairs of integers, not {pair!r}"
+            if not all(0 <= x <= VARINT_MAX for x in pair):
+                return (
+                    f"{pair!r}: an identifier and a value are varints, 0 to 2^62-1"
+                    " (RFC 9114 §7.2.4.1, RFC 9000 §16)"
+                )
     return None
+
+
+def capacity_problem(side: SideSettings, peer: SideSettings) -> str | None:
+    """Why ``side``'s encoder cannot choose its ``encoder_table_capacity`` (None if it can).
+
+    RFC 9204 §3.2.3: the encoder MUST NOT set a capacity above the decoder's maximum, the
+    peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY. Refused here rather than silently lowered, so
+    that a what-if's title never names a capacity its trace does not use.
+    """
+    chosen = side.get("encoder_table_capacity")
+    maximum = peer.get("qpack_max_table_capacity")
+    if chosen is None or chosen <= maximum:
+        return None
+    return (
+        f"{chosen} is above the peer's qpack_max_table_capacity of {maximum}: an encoder"
+        " MUST NOT set a capacity beyond it (RFC 9204 §3.2.3)"
+    )
 
 
 def read_side(table: Table | None) -> SideSettings:
@@ -196,10 +221,13 @@ def read_scenario(table: Table | None) -> Scenario:
         client=read_side(table.table("client")),
         server=read_side(table.table("server")),
     )
-    for name in SIDES:
+    for name, peer in zip(SIDES, reversed(SIDES), strict=True):
         quic_only = scenario.side(name).quic_keys()
         side_table = table.table(name)
         if quic_only and scenario.transport != "quic" and side_table is not None:
             raise side_table.error(quic_only[0], NEEDS_QUIC)
+        problem = capacity_problem(scenario.side(name), scenario.side(peer))
+        if problem is not None and side_table is not None:
+            raise side_table.error("encoder_table_capacity", problem)
     table.finish()
     return scenario

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from h3learn.cli import main
 from h3learn.curriculum.annotations import load_annotations
 from h3learn.curriculum.catalogue import Curriculum, check_folder
 from h3learn.curriculum.lesson import load_lesson, record_lesson, verify_lesson
@@ -392,3 +393,72 @@ def test_a_label_selects_only_the_connection_it_was_given_on(tmp_path: Path) -> 
     started = [e.seq for e in recorded.events if e.name == "connection_started"]
     assert started and step > started[0]
     assert recorded.events[step].stream_id == recorded.recording.streams["page"] == 0
+
+
+# -- lessons check reports every mistake of a lesson (README, docs/lessons.md) -------------
+
+CHECKPOINT = """
+[[checkpoint]]
+id = "{id}"
+before = {{ endpoint = "server", event = "headers_encoded", stream = "page" }}
+kind = "number"
+question = "Required Insert Count?"
+answer = {answer}
+from_trace = "data.prefix.required_insert_count"
+explain = "No table."
+{extra}"""
+
+
+def checkpoint(checkpoint_id: str, answer: int, extra: str = "") -> str:
+    return CHECKPOINT.format(id=checkpoint_id, answer=answer, extra=extra)
+
+
+def errors_of(tmp_path: Path, text: str) -> list[str]:
+    (tmp_path / "01-tiny.toml").write_text(text)
+    return [str(error) for error in check_folder(tmp_path).errors]
+
+
+def wrong_answer(text: str, answer: int) -> str:
+    """The start of the error a wrong number answer gets: its file, line and rule."""
+    line = line_of(text, f"answer = {answer}")
+    return f"01-tiny.toml:{line}: checkpoint"
+
+
+def test_two_wrong_checkpoint_answers_are_both_reported(tmp_path: Path) -> None:
+    # The second asks about the request's field section, the first about the response's.
+    second = checkpoint("second", 9).replace('endpoint = "server"', 'endpoint = "client"')
+    text = GOOD.replace("answer = 0", "answer = 7") + second
+    errors = errors_of(tmp_path, text)
+    assert len(errors) == 2, errors
+    assert wrong_answer(text, 7) in errors[0] and "the answer 7 is not what" in errors[0]
+    assert wrong_answer(text, 9) in errors[1] and "the answer 9 is not what" in errors[1]
+
+
+def test_an_unknown_key_in_a_checkpoint_does_not_hide_the_other_mistakes(
+    tmp_path: Path,
+) -> None:
+    text = GOOD.replace("answer = 0", "answer = 5") + checkpoint("typo", 0, 'hnit = "x"\n')
+    errors = errors_of(tmp_path, text)
+    assert len(errors) == 2, errors
+    assert f"01-tiny.toml:{line_of(text, 'hnit')}: checkpoint 2: 'hnit': unknown key" in errors[0]
+    assert wrong_answer(text, 5) in errors[1] and "the answer 5 is not what" in errors[1]
+
+
+def test_a_refused_variant_is_reported_beside_a_wrong_answer(tmp_path: Path) -> None:
+    text = GOOD.replace("answer = 0", "answer = 5")
+    text += '\n[[variant]]\nname = "too big"\nclient = { encoder_table_capacity = 300 }\n'
+    errors = errors_of(tmp_path, text)
+    assert len(errors) == 2, errors
+    assert "variant 'too big': client.encoder_table_capacity: 300 is above" in errors[0]
+    assert "RFC 9204 §3.2.3" in errors[0]
+    assert wrong_answer(text, 5) in errors[1] and "the answer 5 is not what" in errors[1]
+
+
+def test_lessons_check_prints_every_mistake_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = GOOD.replace("answer = 0", "answer = 5") + checkpoint("typo", 0, 'hnit = "x"\n')
+    (tmp_path / "01-tiny.toml").write_text(text)
+    assert main(["lessons", "check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "2 error(s)" in out and "'hnit': unknown key" in out and "the answer 5" in out
