@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import json
 import re
 import secrets
 import threading
@@ -35,6 +34,7 @@ from typing import Any
 
 from h3learn.events import Event
 from h3learn.scenarios.examples import CREATED, EXAMPLES
+from h3learn.trace.json_text import UnusableJSON, parse_json, too_deep
 from h3learn.trace.load import load_trace
 from h3learn.trace.replay import Replay
 from h3learn.trace.store import (
@@ -283,6 +283,8 @@ class TraceLibrary:
             entry = self._read(trace_id, path)
         except (TraceFormatError, OSError) as error:
             raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {error}") from None
+        except RecursionError:  # a safety net: the readers check nesting (json_text.py)
+            raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {too_deep()}") from None
         self._remember(stamp, entry)
         return entry
 
@@ -291,8 +293,8 @@ class TraceLibrary:
         with _cyclic_gc_paused():
             text = read_text_limited(path, self.read_max_bytes)
             try:
-                document = json.loads(text)
-            except json.JSONDecodeError:
+                document = parse_json(text)
+            except UnusableJSON:
                 document = None  # a journal (JSON Lines), or not JSON: load_trace says which
             if isinstance(document, dict) and document.get("format") == FORMAT:
                 trace = parse_trace(document, path.name, defer_spans=True)
@@ -348,10 +350,8 @@ class TraceLibrary:
         name = _display_name(filename) or "upload"
         try:
             staging.write_bytes(data)
-            source_kind, trace = load_trace(staging, max_bytes=self.max_bytes)
-        except TraceFormatError as error:
-            # The messages name the file read: say the user's name, not the staging file.
-            raise TraceFormatError(str(error).replace(staging.name, name)) from None
+            # Messages, warnings and meta["files"] name the user's file, not the staging file.
+            source_kind, trace = load_trace(staging, max_bytes=self.max_bytes, name=name)
         finally:
             staging.unlink(missing_ok=True)
         if not trace.events:
