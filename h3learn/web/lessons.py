@@ -55,6 +55,7 @@ from h3learn.web.api import ApiError, int_arg
 from h3learn.web.library import Entry, TraceLibrary
 from h3learn.web.markdown import markup, render, render_inline
 from h3learn.web.present import rfc_link
+from h3learn.web.request_json import json_body
 
 bp = Blueprint("lessons", __name__)
 
@@ -360,7 +361,7 @@ def api_check(lesson_id: str, checkpoint_id: str) -> Response:
     if found is None:
         raise ApiError(404, f"lesson {lesson_id!r} has no checkpoint {checkpoint_id!r}")
     checkpoint, step = found
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict):
         raise ApiError(400, 'send JSON: {"answer": "..."} or {"reveal": true}')
     reveal = body.get("reveal") is True
@@ -383,7 +384,7 @@ def api_check(lesson_id: str, checkpoint_id: str) -> Response:
 def api_what_if(lesson_id: str) -> Response:
     """Record and save a what-if run of the form's choices; its trace id and what changed."""
     lesson = api_lesson(lesson_id)
-    body = request.get_json(silent=True)
+    body = json_body()
     overrides = body.get("overrides") if isinstance(body, dict) else None
     if not isinstance(overrides, dict):
         raise ApiError(400, 'send JSON: {"overrides": {"server": {"qpack_max_table_capacity": 0}}}')
