@@ -2,7 +2,8 @@
 
 JSON beyond the parser's limits in an upload, a request body or a file of the data
 directory; uploads whose ``data`` has the wrong shape; qlog times no date can hold; the
-name an upload's warnings give. The server keeps serving: the lists and pages still answer.
+name an upload's warnings give; Socket.IO messages with no payload. The server keeps
+serving: the lists and pages still answer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from web_helpers import make_app
 from h3learn.scenarios.examples import dynamic_table
 from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import JOURNAL_FORMAT, Trace, trace_document
+from h3learn.web import socketio
 
 NESTED = "[" * 100_000 + "]" * 100_000
 DIGITS = "9" * 5000
@@ -220,6 +222,28 @@ def test_a_qlog_03_time_no_date_can_hold_is_400(client: FlaskClient, value: floa
     assert response.status_code == 400
     error = response.get_json()["error"]
     assert error.startswith("x.qlog: trace 0: event 0: time ") and "not a usable time" in error
+
+
+# -- 5. Socket.IO messages with no payload -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("namespace", "event"),
+    [("/live", "watch"), ("/live", "watch_list"), ("/classroom", "join"), ("/classroom", "end")],
+)
+def test_a_socket_message_with_no_payload_is_answered(
+    app: Flask, client: FlaskClient, namespace: str, event: str
+) -> None:
+    sio = socketio.test_client(app, namespace=namespace, flask_test_client=client)
+    try:
+        answer = sio.emit(event, namespace=namespace, callback=True)
+        if event != "watch_list":
+            assert "the message must be a JSON object, not nothing" in answer["error"]
+        sio.emit("unwatch", namespace=namespace)
+        answer = sio.emit(event, {"capture": 1}, "extra", namespace=namespace, callback=True)
+        assert answer is not None
+    finally:
+        sio.disconnect(namespace=namespace)
 
 
 # -- 6. the uploaded name, never the staging file's -----------------------------------------
