@@ -265,11 +265,12 @@ def what_if(lesson_id: str) -> BaseResponse:
     lesson = lesson_or_404(lesson_id)
     try:
         overrides = overrides_from_form(request.form)
+        if not overrides:
+            return redirect(f"/lesson/{lesson_id}/step/0")
+        chosen = offered_overrides(overrides)
     except ValueError as error:
         abort(400, str(error))
-    if not overrides:
-        return redirect(f"/lesson/{lesson_id}/step/0")
-    trace_id = what_if_trace(lesson, overrides)
+    trace_id = what_if_trace(lesson, chosen)
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 
@@ -283,21 +284,24 @@ def variant_trace(lesson_id: str, index: int) -> BaseResponse:
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 
-def overrides_from_form(form: Any) -> Overrides:
-    """Form fields ``client.huffman=false`` ...; "" means "as in the lesson"."""
-    overrides: Overrides = {}
+def overrides_from_form(form: Any) -> dict[str, Any]:
+    """Form fields ``client.huffman=false`` ...; "" means "as in the lesson".
+
+    Each value is the JSON text of one of the choices the form offers; any other text is
+    kept as text, which `offered_overrides` (shared with the API) then refuses by name.
+    """
+    overrides: dict[str, Any] = {}
     for field_name, text in form.items():
         if not text:
             continue
         side, dot, key = field_name.partition(".")
         if not dot:
-            raise ValueError(f"unknown field {field_name!r}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            raise ValueError(f"{field_name}: {text!r} is not a value") from None
+            raise ValueError(
+                f"unknown field {field_name[:40]!r}: the form's fields are side.setting"
+            )
+        offered = WHAT_IF_CHOICES.get(key, ())
+        value = next((choice for choice in offered if json.dumps(choice) == text), text)
         overrides.setdefault(side, {})[key] = value
-    check_overrides(overrides)
     return overrides
 
 
@@ -410,20 +414,28 @@ def offered_overrides(overrides: dict[str, Any]) -> Overrides:
     chosen: Overrides = {}
     for side, values in overrides.items():
         if side not in ("client", "server") or not isinstance(values, dict):
-            raise ValueError(f"'overrides' maps 'client' or 'server' to settings, not {side!r}")
+            raise ValueError(
+                f"'overrides' maps 'client' or 'server' to settings, not {side[:40]!r}"
+            )
         for key, value in values.items():
             offered = WHAT_IF_CHOICES.get(key)
             if offered is None:
                 offers = ", ".join(WHAT_IF_CHOICES)
-                raise ValueError(f"{side}.{key}: the what-if form offers {offers}")
+                raise ValueError(f"{side}.{key[:40]}: the what-if form offers {offers}")
             if not any(value == choice and type(value) is type(choice) for choice in offered):
                 choices = ", ".join(json.dumps(choice) for choice in offered)
-                raise ValueError(f"{side}.{key}: choose one of {choices}, not {json.dumps(value)}")
+                raise ValueError(f"{side}.{key}: choose one of {choices}, not {json_shown(value)}")
             chosen.setdefault(side, {})[key] = value
     if not chosen:
         raise ValueError("choose at least one setting to change")
     check_overrides(chosen)
     return chosen
+
+
+def json_shown(value: Any) -> str:
+    """A value as JSON for a message, cut after 40 characters (form fields are any text)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else f"{text[:40]}… ({len(text)} characters)"
 
 
 def what_if_changes(lesson: Lesson, overrides: Overrides) -> list[dict[str, Any]]:

@@ -2,12 +2,14 @@
 
 JSON beyond the parser's limits in an upload, a request body or a file of the data
 directory; uploads whose ``data`` has the wrong shape; qlog times no date can hold; the
-name an upload's warnings give; Socket.IO messages with no payload. The server keeps
-serving: the lists and pages still answer.
+name an upload's warnings give; the what-if form given settings it does not offer;
+Socket.IO messages with no payload. The server keeps serving: the lists and pages still
+answer.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import json
 from collections.abc import Iterator
@@ -222,6 +224,36 @@ def test_a_qlog_03_time_no_date_can_hold_is_400(client: FlaskClient, value: floa
     assert response.status_code == 400
     error = response.get_json()["error"]
     assert error.startswith("x.qlog: trace 0: event 0: time ") and "not a usable time" in error
+
+
+# -- 4. the what-if form ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("form", "words"),
+    [
+        ({"server.qpack_max_table_capacity": "4294967296"}, "server.qpack_max_table_capacity"),
+        ({"client.qpack_max_table_capacity": DIGITS}, "choose one of 0, 256, 4096"),
+        ({"server.max_field_section_size": "0"}, "server.max_field_section_size: the what-if"),
+        ({"server.quic_max_data": "0"}, "server.quic_max_data: the what-if form offers"),
+        ({"proxy.huffman": "false"}, "maps 'client' or 'server'"),
+        ({"huffman": "false"}, "unknown field 'huffman'"),
+    ],
+)
+def test_the_what_if_form_takes_only_what_it_offers(
+    tmp_path: Path, client: FlaskClient, form: dict[str, str], words: str
+) -> None:
+    response = client.post(f"/lesson/{LESSON}/what-if", data=form)
+    assert response.status_code == 400
+    page = html.unescape(response.get_data(as_text=True))
+    assert 'id="error-message"' in page and words in page
+    assert not list((tmp_path / "traces").glob("whatif-*.json"))
+
+
+def test_the_what_if_form_still_records_an_offered_choice(client: FlaskClient) -> None:
+    form = {"server.qpack_max_table_capacity": "0", "client.huffman": "false"}
+    response = client.post(f"/lesson/{LESSON}/what-if", data=form)
+    assert response.status_code == 303 and "/trace/whatif-02-" in response.headers["Location"]
 
 
 # -- 5. Socket.IO messages with no payload -------------------------------------------------
