@@ -52,7 +52,7 @@ from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 from h3learn.trace.store import write_trace
 from h3learn.web.api import ApiError, int_arg
-from h3learn.web.library import Entry, TraceLibrary
+from h3learn.web.library import Entry, TraceLibrary, shown_step, step_in_url
 from h3learn.web.markdown import markup, render, render_inline
 from h3learn.web.present import rfc_link
 from h3learn.web.request_json import json_body
@@ -238,20 +238,21 @@ def lesson_page(lesson_id: str) -> str:
     )
 
 
-@bp.get("/lesson/<lesson_id>/step/<int:step>")
-def lesson_step(lesson_id: str, step: int) -> str:
+@bp.get("/lesson/<lesson_id>/step/<step>")
+def lesson_step(lesson_id: str, step: str) -> str:
     lesson = lesson_or_404(lesson_id)
     recorded = recorded_or_500(lesson)
     library: TraceLibrary = current_app.extensions["h3learn_library"]
     entry = library.get(lesson_id)
     count = len(recorded.events)
-    if not 0 <= step < count:
-        abort(404, f"lesson {lesson_id!r} has steps 0 to {count - 1}, not {step}")
+    number = step_in_url(step)
+    if not isinstance(number, int) or not 0 <= number < count:
+        abort(404, f"lesson {lesson_id!r} has steps 0 to {count - 1}, not {shown_step(number)}")
     stops = [{"id": c["id"], "step": c["step"]} for c in checkpoints_public(recorded)]
     return render_template(
         "lessons/step.html",
         entry=entry,
-        step=step,
+        step=number,
         count=count,
         lesson=lesson,
         base_url=f"/lesson/{lesson_id}",
@@ -274,13 +275,16 @@ def what_if(lesson_id: str) -> BaseResponse:
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 
-@bp.get("/lesson/<lesson_id>/variants/<int:index>")
-def variant_trace(lesson_id: str, index: int) -> BaseResponse:
+@bp.get("/lesson/<lesson_id>/variants/<index>")
+def variant_trace(lesson_id: str, index: str) -> BaseResponse:
     """Open one row of the comparison table: the variant's recording, saved as a trace."""
     lesson = lesson_or_404(lesson_id)
-    if not 0 <= index < len(lesson.variants):
-        abort(404, f"lesson {lesson_id!r} has {len(lesson.variants)} variant(s), not {index + 1}")
-    trace_id = what_if_trace(lesson, lesson.variants[index].overrides)
+    number = step_in_url(index)
+    if not isinstance(number, int) or not 0 <= number < len(lesson.variants):
+        count = len(lesson.variants)
+        has = f"variants 0 to {count - 1}" if count else "no variants"
+        abort(404, f"lesson {lesson_id!r} has {has}, not {shown_step(number)}")
+    trace_id = what_if_trace(lesson, lesson.variants[number].overrides)
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 

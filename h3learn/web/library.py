@@ -50,6 +50,8 @@ from h3learn.trace.stored_events import TraceFormatError, parse_spans
 from h3learn.web.present import search_text, stream_type_of, stream_types, summary_of
 
 TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: A step number in a URL (more digits than this is no step of any trace).
+STEP_TEXT = re.compile(r"-?[0-9]{1,12}")
 
 #: Saved traces kept parsed in memory (the least recently used one is dropped first).
 CACHE_SIZE = 16
@@ -59,14 +61,26 @@ class UnknownTrace(LookupError):
     """No trace has this id (or the id is not a valid one)."""
 
 
-def no_such_step(trace_id: str, count: int, step: int) -> str:
-    """Why ``step`` is not a step of a trace of ``count`` events, in words."""
+def no_such_step(trace_id: str, count: int, step: int | str) -> str:
+    """Why ``step`` (a number, or the text a URL gave) is not a step of a trace of ``count``
+    events, in words."""
     if count == 0:
         return (
             f"trace {trace_id!r} has no steps: no event was recorded (a capture whose"
             " connection or server stopped before its first event keeps only its title)"
         )
-    return f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}"
+    return f"trace {trace_id!r} has steps 0 to {count - 1}, not {shown_step(step)}"
+
+
+def step_in_url(text: str) -> int | str:
+    """A step number as a URL gives it: the number for digits (a minus sign allowed, so
+    that -1 is answered as out of range), else the text itself, which is no step."""
+    return int(text) if STEP_TEXT.fullmatch(text) else text
+
+
+def shown_step(step: int | str) -> str:
+    """A step for a message: the number, or the text quoted (at most 40 characters)."""
+    return str(step) if isinstance(step, int) else repr(step[:40])
 
 
 class UnreadableTrace(UnknownTrace):

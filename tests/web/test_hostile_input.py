@@ -3,8 +3,8 @@
 JSON beyond the parser's limits in an upload, a request body or a file of the data
 directory; uploads whose ``data`` has the wrong shape; qlog times no date can hold; the
 name an upload's warnings give; the what-if form given settings it does not offer;
-Socket.IO messages with no payload. The server keeps serving: the lists and pages still
-answer.
+Socket.IO messages with no payload; step numbers that are no step. The server keeps
+serving: the lists and pages still answer.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from h3learn.web import socketio
 NESTED = "[" * 100_000 + "]" * 100_000
 DIGITS = "9" * 5000
 LESSON = "02-a-first-get"
+VARIANTS_LESSON = "16-what-if-lab"
 
 
 @pytest.fixture
@@ -292,3 +293,34 @@ def test_warnings_and_files_name_the_uploaded_file(
     response = upload(client, json.dumps(to_qlog_03(trace)), "mine.qlog")
     meta = client.get(f"/api/traces/{response.get_json()['id']}").get_json()["meta"]
     assert meta["files"] == ["mine.qlog"] and meta["uploaded_as"] == "mine.qlog"
+
+
+# -- 8. steps that are no step ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [",", " , ", "²"])
+def test_a_stream_filter_naming_no_stream_is_400(client: FlaskClient, text: str) -> None:
+    response = client.get("/api/traces/first-get/events", query_string={"stream": text})
+    assert response.status_code == 400 and response.get_json()["argument"] == "stream"
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("/api/traces/first-get/steps/-1", "trace 'first-get' has steps 0 to"),
+        ("/api/traces/first-get/steps/abc", "trace 'first-get' has steps 0 to"),
+        ("/trace/first-get/step/-1", "has steps 0 to"),
+        ("/trace/first-get/step/abc", "not 'abc'"),
+        (f"/lesson/{LESSON}/step/-1", f"lesson '{LESSON}' has steps 0 to"),
+        (f"/lesson/{VARIANTS_LESSON}/variants/-1", "has variants 0 to"),
+        (f"/lesson/{VARIANTS_LESSON}/variants/x", "has variants 0 to"),
+    ],
+)
+def test_a_step_that_is_no_number_or_negative_is_404_saying_which_steps_there_are(
+    client: FlaskClient, path: str, words: str
+) -> None:
+    response = client.get(path)
+    text = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 404 and words in text
+    tail = path.rsplit("/", 1)[1]
+    assert f"not {tail}" in text or f"not {tail!r}" in text
