@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 ENDPOINTS = ("client", "server")
+#: The categories of events (docs/events.md): one per layer that records them.
+CATEGORIES = ("http3", "qpack", "transport")
 
 
 class FieldSpan(NamedTuple):

@@ -38,7 +38,7 @@ from typing import Any
 
 from h3learn.curriculum.recording import Recording
 from h3learn.curriculum.source import Path_, Table
-from h3learn.events import Event
+from h3learn.events import CATEGORIES, Event
 
 #: Shortcut keys: selector key -> path in the event's data.
 DATA_SHORTCUTS: dict[str, str] = {
@@ -47,9 +47,6 @@ DATA_SHORTCUTS: dict[str, str] = {
     "stream_type": "stream_type",
     "code_name": "code_name",
 }
-
-#: Event names that exist in more than one category.
-CATEGORIES = ("http3", "qpack", "transport")
 
 
 class SelectorError(ValueError):

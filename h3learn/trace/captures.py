@@ -29,7 +29,6 @@ What survives what:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from h3learn.trace.connection_summary import ConnectionSummary
+from h3learn.trace.json_text import check_depth, parse_json
 from h3learn.trace.store import JOURNAL_FORMAT, read_trace, write_json_atomic, write_trace
 from h3learn.trace.stored_events import TraceFormatError
 
@@ -126,8 +126,9 @@ class CaptureStore:
     def info(self, capture_id: str) -> dict[str, Any]:
         """The info file's contents ({} if it is missing or unreadable)."""
         try:
-            obj = json.loads(self.info_path(capture_id).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            obj = parse_json(self.info_path(capture_id).read_text(encoding="utf-8"))
+            check_depth(obj)
+        except (OSError, ValueError):  # UnusableJSON and UnicodeDecodeError are ValueErrors
             return {}
         return obj if isinstance(obj, dict) else {}
 

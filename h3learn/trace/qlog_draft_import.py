@@ -34,7 +34,6 @@ one span that says where the bytes came from. Events without bytes have an empty
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any, TypeGuard
 
@@ -43,15 +42,17 @@ from h3learn.h3.settings import qlog_setting, setting_name
 from h3learn.qpack.dynamic_table import absolute_from_post_base, absolute_from_relative
 from h3learn.qpack.errors import DecompressionFailed
 from h3learn.qpack.field_lines import base_from_delta
+from h3learn.trace.json_text import UnusableJSON, parse_json
 from h3learn.trace.qlog import H3LEARN_QPACK_EVENTS
 from h3learn.trace.qlog_import import (
     Record,
     carried_title,
     checked_event,
     convert_in_order,
+    usable_time,
     vantage_point,
 )
-from h3learn.trace.store import Trace
+from h3learn.trace.store import Trace, load_json
 from h3learn.trace.stored_events import TraceFormatError
 
 CONTAINED = "urn:ietf:params:qlog:file:contained"
@@ -155,10 +156,7 @@ def _contained(source: Any, name: str) -> tuple[dict[str, Any], list[dict[str, A
     object already parsed from it)."""
     document = source
     if isinstance(source, str):
-        try:
-            document = json.loads(source)
-        except json.JSONDecodeError as error:
-            raise TraceFormatError(f"{name}: not JSON ({error})") from None
+        document = load_json(source, name)
     if not isinstance(document, dict):
         raise TraceFormatError(f"{name}: the top level is not an object")
     schema = document.get("file_schema")
@@ -176,9 +174,9 @@ def _sequential(text: str, name: str) -> tuple[dict[str, Any], list[dict[str, An
     records = []
     for number, piece in enumerate(text.split(RECORD_SEPARATOR)[1:]):
         try:
-            records.append(json.loads(piece))
-        except json.JSONDecodeError as error:
-            raise TraceFormatError(f"{name}: record {number} is not JSON ({error})") from None
+            records.append(parse_json(piece))
+        except UnusableJSON as error:
+            raise TraceFormatError(f"{name}: record {number}: {error}") from None
     header = records[0] if records else None
     if not isinstance(header, dict) or header.get("file_schema") != SEQUENTIAL:
         raise TraceFormatError(f"{name}: the first record is not a {SEQUENTIAL!r} header")
@@ -214,9 +212,10 @@ def _timed_events(
     timed = []
     previous = 0.0
     for number, event in enumerate(events):
-        name, time, data = checked_event(event, f"{where}: event {number}")
+        event_where = f"{where}: event {number}"
+        name, time, data = checked_event(event, event_where)
         previous = previous + time if time_format == "relative_to_previous_event" else time
-        timed.append((offset + previous, {"name": name, "data": data}))
+        timed.append((usable_time(offset + previous, event_where), {"name": name, "data": data}))
     return epoch, timed
 
 

@@ -33,6 +33,7 @@ there were.
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -62,9 +63,14 @@ PACKET_EVENTS = ("packet_sent", "packet_received", "packet_dropped")
 QlogSource = dict[str, Any] | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
-def from_aioquic_qlog(source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Trace:
-    """Import aioquic qlog: a parsed dict, a .qlog file, a directory of them, or a list."""
-    documents = _documents(source, max_bytes)
+def from_aioquic_qlog(
+    source: QlogSource, *, max_bytes: int | None = DEFAULT_MAX_BYTES, name: str = "qlog"
+) -> Trace:
+    """Import aioquic qlog: a parsed dict, a .qlog file, a directory of them, or a list.
+
+    ``name`` is what messages call a parsed dict (a file is called by its name).
+    """
+    documents = _documents(source, max_bytes, name)
     records: list[Record] = []
     connection_ids: list[str] = []
     trace_number = 0
@@ -167,9 +173,9 @@ def shared_times(records: Sequence[Record]) -> int:
 # -- reading and checking the files -----------------------------------------------------
 
 
-def _documents(source: QlogSource, max_bytes: int | None) -> list[tuple[str, Any]]:
+def _documents(source: QlogSource, max_bytes: int | None, name: str) -> list[tuple[str, Any]]:
     if isinstance(source, dict):
-        return [("qlog", source)]
+        return [(name, source)]
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         paths = sorted(path.glob("*.qlog")) if path.is_dir() else [path]
@@ -242,17 +248,41 @@ def _timed_events(qlog_trace: dict[str, Any], where: str) -> list[tuple[float, d
     reference = common.get("reference_time", 0)
     if not isinstance(reference, int | float) or isinstance(reference, bool):
         raise TraceFormatError(f"{where}: 'reference_time' is not a number")
+    reference = usable_time(reference, where, "reference_time")
     timed = []
-    previous = float(reference)
+    previous = reference
     for number, event in enumerate(events):
-        name, time, data = checked_event(event, f"{where}: event {number}")
+        event_where = f"{where}: event {number}"
+        name, time, data = checked_event(event, event_where)
         if time_format == "delta":
             previous += time
             time = previous
         elif time_format == "relative":
             time = reference + time
-        timed.append((float(time), {"name": name, "data": data}))
+        timed.append((usable_time(time, event_where), {"name": name, "data": data}))
     return timed
+
+
+#: The latest time h3learn can show, in ms since 1970: the end of the year 9999, the last
+#: a date can name (Python's datetime). Times in a qlog file count from 1970 or from a
+#: reference time; either way a usable one is far below this.
+MAX_TIME_MS = 253_402_300_799_999
+
+
+def usable_time(time: float, where: str, what: str = "time") -> float:
+    """A time in ms as a float, or `TraceFormatError` if it is not finite or beyond
+    `MAX_TIME_MS` either side of 1970 (it could not be shown as a date)."""
+    try:
+        value = float(time)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value) or abs(value) > MAX_TIME_MS:
+        shown = time if isinstance(time, float) or abs(time) < 10**30 else "a huge number"
+        raise TraceFormatError(
+            f"{where}: {what} {shown} is not a usable time (it must be a finite number of"
+            " ms within the years 1970 ± 8000)"
+        )
+    return value
 
 
 def checked_event(event: Any, where: str) -> tuple[str, float, dict[str, Any]]:
@@ -266,7 +296,7 @@ def checked_event(event: Any, where: str) -> tuple[str, float, dict[str, Any]]:
         raise TraceFormatError(f"{where}: 'time' is not a number")
     if not isinstance(data, dict):
         raise TraceFormatError(f"{where}: 'data' is not an object")
-    return name, float(time), data
+    return name, usable_time(time, where), data
 
 
 # -- one event --------------------------------------------------------------------------

@@ -39,10 +39,16 @@ from types import TracebackType
 from typing import Any
 
 from h3learn.events import Event
+from h3learn.trace.json_text import (
+    NotJSON,
+    UnusableJSON,
+    check_depth,
+    json_kind,
+    parse_json,
+)
 from h3learn.trace.stored_events import (
     TraceFormatError,
     check_keys,
-    json_kind,
     parse_event,
     parse_event_deferring_spans,
 )
@@ -240,11 +246,7 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_
     """
     source = Path(path)
     text = read_text_limited(source, max_bytes)
-    head, _, rest = text.partition("\n")
-    try:
-        first: Any = json.loads(head)
-    except json.JSONDecodeError:
-        first = None
+    first, rest = first_line(text)
     if isinstance(first, dict) and first.get("format") == JOURNAL_FORMAT:
         return parse_journal(text, source.name)
     if first is not None and not rest.strip():
@@ -252,9 +254,22 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_
     return parse_trace(load_json(text, source.name), source.name)
 
 
-def read_text_limited(path: Path, max_bytes: int | None) -> str:
-    """The file as UTF-8 text, refusing files larger than ``max_bytes``."""
-    name = path.name
+def first_line(text: str) -> tuple[Any, str]:
+    """The first line parsed as JSON (None if it is not JSON h3learn can use), and the rest.
+
+    A journal's first line is its header; a native trace written by `write_trace` is one line.
+    """
+    head, _, rest = text.partition("\n")
+    try:
+        return parse_json(head), rest
+    except UnusableJSON:
+        return None, rest
+
+
+def read_text_limited(path: Path, max_bytes: int | None, name: str | None = None) -> str:
+    """The file as UTF-8 text, refusing files larger than ``max_bytes``; messages call it
+    ``name`` (by default the path's last part)."""
+    name = name if name is not None else path.name
     if max_bytes is not None:
         size = path.stat().st_size
         if size > max_bytes:
@@ -270,12 +285,11 @@ def read_text_limited(path: Path, max_bytes: int | None) -> str:
 
 
 def load_json(text: str, source: str) -> Any:
+    """The JSON of a file's text; `TraceFormatError` naming the file and the rule if not."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TraceFormatError(
-            f"{source}: not JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+        return parse_json(text)
+    except UnusableJSON as error:
+        raise TraceFormatError(f"{source}: {error}") from None
 
 
 def parse_trace(obj: Any, source: str, *, defer_spans: bool = False) -> Trace:
@@ -330,17 +344,15 @@ def parse_journal(text: str, source: str) -> Trace:
         if position == last and line == "":
             break  # the newline that ended the last complete line
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as error:
-            if position == last:
+            obj = parse_json(line)
+        except UnusableJSON as error:
+            if position == last and isinstance(error, NotJSON):
                 warnings.append(
                     f"{source}: line {number}: dropped an unfinished event (the capture"
                     " stopped while writing it)"
                 )
                 break
-            raise TraceFormatError(
-                f"{source}: line {number}: not JSON: {error.msg} at column {error.colno}"
-            ) from None
+            raise TraceFormatError(f"{source}: line {number}: {error}") from None
         events.append(parse_event(obj, f"{source}: line {number}", len(events)))
     return Trace(title=title, meta=meta, events=events, created=created, warnings=warnings)
 
@@ -359,6 +371,10 @@ def _check_header(obj: dict[str, Any], source: str) -> tuple[str, str | None, di
         raise TraceFormatError(f"{source}: 'title' is {json_kind(title)}, not a string")
     if not isinstance(meta, dict):
         raise TraceFormatError(f"{source}: 'meta' is {json_kind(meta)}, not an object")
+    try:
+        check_depth(meta)
+    except UnusableJSON as error:
+        raise TraceFormatError(f"{source}: 'meta': {error}") from None
     if created is not None:
         if not isinstance(created, str):
             raise TraceFormatError(f"{source}: 'created' is {json_kind(created)}, not a string")

@@ -16,7 +16,9 @@ import math
 import re
 from typing import Any
 
-from h3learn.events import ENDPOINTS, Event, FieldSpan
+from h3learn.events import CATEGORIES, ENDPOINTS, Event, FieldSpan
+from h3learn.trace.event_data import data_problem
+from h3learn.trace.json_text import UnusableJSON, check_depth, is_nested, json_kind
 
 #: Keys `Event.to_json` writes, every one of which a stored event must have.
 EVENT_KEYS = frozenset(
@@ -28,6 +30,16 @@ SPAN_BIT_KEYS = frozenset({"bit_offset", "bit_length"})
 SPAN_KEYS_WITH_BITS = SPAN_KEYS | SPAN_BIT_KEYS
 
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
+
+#: An entry of an event's ``rfc``: the RFC's number, then its section or appendix, as in
+#: ``9204#4.5.1`` or ``9114#A.2`` (docs/events.md).
+RFC_SECTION = re.compile(r"[0-9]{3,5}#(?:[0-9]+|[A-Z])(?:\.[0-9]+)*")
+
+#: QUIC stream IDs are 62-bit integers (RFC 9000 §2.1).
+STREAM_ID_LIMIT = 2**62
+
+#: The largest ``time`` (ms) a reader accepts: about 285,000 years, and exact as a float.
+MAX_TIME = 2**53
 
 
 class TraceFormatError(ValueError):
@@ -89,18 +101,31 @@ def _check_event_start(obj: Any, where: str, expected_seq: int) -> bytes:
     time = obj["time"]
     if not (type(time) is int or (type(time) is float and math.isfinite(time))):
         raise TraceFormatError(f"{where}: 'time' is {json_kind(time)}, not a finite number")
+    if not -MAX_TIME <= time <= MAX_TIME:
+        raise TraceFormatError(f"{where}: 'time' {time} is not a usable time (beyond ±2^53 ms)")
     if obj["endpoint"] not in ENDPOINTS:
         raise TraceFormatError(
-            f"{where}: 'endpoint' is {obj['endpoint']!r}, not one of {ENDPOINTS}"
+            f"{where}: 'endpoint' is {shown(obj['endpoint'])}, not one of {ENDPOINTS}"
         )
-    for key in ("category", "name"):
-        if type(obj[key]) is not str or not obj[key]:
-            raise TraceFormatError(f"{where}: '{key}' is {json_kind(obj[key])}, not a name")
+    category, name = obj["category"], obj["name"]
+    if category not in CATEGORIES:
+        raise TraceFormatError(
+            f"{where}: 'category' is {shown(category)}, not one of {', '.join(CATEGORIES)}"
+        )
+    if type(name) is not str or not name:
+        raise TraceFormatError(f"{where}: 'name' is {json_kind(name)}, not a name")
     stream_id = obj["stream_id"]
-    if stream_id is not None and not (type(stream_id) is int and stream_id >= 0):
-        raise TraceFormatError(f"{where}: 'stream_id' is {stream_id!r}, not a stream ID or null")
-    if type(obj["data"]) is not dict:
-        raise TraceFormatError(f"{where}: 'data' is {json_kind(obj['data'])}, not an object")
+    if stream_id is not None and not (type(stream_id) is int and 0 <= stream_id < STREAM_ID_LIMIT):
+        raise TraceFormatError(
+            f"{where}: 'stream_id' is {shown(stream_id)}, not a stream ID (0 to 2^62 - 1,"
+            " RFC 9000 §2.1) or null"
+        )
+    data = obj["data"]
+    if type(data) is not dict:
+        raise TraceFormatError(f"{where}: 'data' is {json_kind(data)}, not an object")
+    problem = data_problem(category, name, data)
+    if problem is not None:
+        raise TraceFormatError(f"{where} ({category} {name}): {problem}")
     raw = obj["raw"]
     if type(raw) is not str or (raw and not _HEX.fullmatch(raw)):
         raise TraceFormatError(f"{where}: 'raw' is not hex")
@@ -113,6 +138,12 @@ def _check_event_end(obj: dict[str, Any], where: str) -> None:
     rfc = obj["rfc"]
     if type(rfc) is not list or not all(type(section) is str for section in rfc):
         raise TraceFormatError(f"{where}: 'rfc' is not a list of sections")
+    for section in rfc:
+        if not RFC_SECTION.fullmatch(section):
+            raise TraceFormatError(
+                f"{where}: 'rfc' entry {shown(section)} is not a section written like"
+                " '9114#7.2.4' (RFC number, '#', section or appendix)"
+            )
     if type(obj["summary"]) is not str:
         raise TraceFormatError(f"{where}: 'summary' is {json_kind(obj['summary'])}, not a string")
 
@@ -156,6 +187,11 @@ def _check_span(span: Any, raw_length: int, where: str) -> None:
         for key in ("explain", "rfc"):
             if not isinstance(span[key], str):
                 raise TraceFormatError(f"{where}: '{key}' is {json_kind(span[key])}, not a string")
+    if is_nested(span["value"]):
+        try:
+            check_depth(span["value"])
+        except UnusableJSON as error:
+            raise TraceFormatError(f"{where} ({name!r}): 'value': {error}") from None
     if "bit_offset" in span or "bit_length" in span:
         where = f"{where} ({name!r})"
         if "bit_offset" not in span or "bit_length" not in span:
@@ -179,18 +215,12 @@ def check_keys(
         raise TraceFormatError(f"{where}: unknown {', '.join(repr(key) for key in unknown)}")
 
 
-def json_kind(value: Any) -> str:
-    """How a JSON value is described in an error message."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+def shown(value: Any) -> str:
+    """A value for an error message: short text and numbers as they are, else their kind.
+
+    A hostile file's values may be megabytes long or nested a thousand deep; an error
+    message quotes neither.
+    """
+    if (type(value) is str and len(value) <= 40) or (type(value) is int and abs(value) < 2**100):
+        return repr(value)
+    return json_kind(value) if type(value) is not str else "a long string"

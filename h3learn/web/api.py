@@ -21,6 +21,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from h3learn.events import CATEGORIES
 from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, trace_document
 from h3learn.trace.stored_events import TraceFormatError
@@ -30,6 +31,7 @@ from h3learn.web.library import (
     UnknownTrace,
     UnreadableTrace,
     no_such_step,
+    step_in_url,
 )
 from h3learn.web.present import step_event
 from h3learn.web.rfc_reader import annotate
@@ -44,8 +46,9 @@ STEP_ANSWERS = StepAnswers()
 DEFAULT_PAGE = 500
 MAX_PAGE = 2000
 
-CATEGORIES = ("http3", "qpack", "transport")
 DIRECTIONS = ("sent", "received", "local")
+#: What a ``stream`` argument that names no stream is told to do instead.
+HOW_TO_TYPE = "type stream numbers separated by commas, or none for the steps on no stream"
 ENDPOINT_NAMES = ("client", "server")
 
 #: ?format= -> (the document, the file name's ending).
@@ -151,15 +154,12 @@ def streams_arg(entry: Entry, shown: list[dict[str, Any]]) -> set[int | None] | 
         part = part.strip()
         if part == "none":
             picked.add(None)
-        elif part.isdigit():
+        elif part.isascii() and part.isdigit():
             picked.add(int(part))
         elif part:
-            raise _no_such_stream(
-                entry,
-                shown,
-                f"{part!r} is not a stream ID: type stream numbers separated by commas, or"
-                " none for the steps on no stream",
-            )
+            raise _no_such_stream(entry, shown, f"{part[:40]!r} is not a stream ID: {HOW_TO_TYPE}")
+    if not picked:
+        raise _no_such_stream(entry, shown, f"{text[:40]!r} names no stream: {HOW_TO_TYPE}")
     unknown = sorted(s for s in picked if s is not None and s not in entry.streams)
     if unknown:
         missing = "stream" if len(unknown) == 1 else "streams"
@@ -282,11 +282,14 @@ def trace_events(trace_id: str) -> Response:
     return jsonify(page_of(entry_or_404(trace_id)))
 
 
-@bp.get("/traces/<trace_id>/steps/<int:step>")
-def trace_step(trace_id: str, step: int) -> Response:
+@bp.get("/traces/<trace_id>/steps/<step>")
+def trace_step(trace_id: str, step: str) -> Response:
     """One step, built once and then served from `STEP_ANSWERS` (a class asks all at once)."""
     entry = entry_or_404(trace_id)
-    answer = STEP_ANSWERS.get(entry, step, lambda: _step_answer(entry, trace_id, step))
+    number = step_in_url(step)
+    if not isinstance(number, int):
+        raise ApiError(404, no_such_step(trace_id, len(entry.events), number))
+    answer = STEP_ANSWERS.get(entry, number, lambda: _step_answer(entry, trace_id, number))
     return current_app.response_class(answer, mimetype="application/json")
 
 

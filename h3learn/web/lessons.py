@@ -52,9 +52,10 @@ from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 from h3learn.trace.store import write_trace
 from h3learn.web.api import ApiError, int_arg
-from h3learn.web.library import Entry, TraceLibrary
+from h3learn.web.library import Entry, TraceLibrary, shown_step, step_in_url
 from h3learn.web.markdown import markup, render, render_inline
 from h3learn.web.present import rfc_link
+from h3learn.web.request_json import json_body
 
 bp = Blueprint("lessons", __name__)
 
@@ -237,20 +238,21 @@ def lesson_page(lesson_id: str) -> str:
     )
 
 
-@bp.get("/lesson/<lesson_id>/step/<int:step>")
-def lesson_step(lesson_id: str, step: int) -> str:
+@bp.get("/lesson/<lesson_id>/step/<step>")
+def lesson_step(lesson_id: str, step: str) -> str:
     lesson = lesson_or_404(lesson_id)
     recorded = recorded_or_500(lesson)
     library: TraceLibrary = current_app.extensions["h3learn_library"]
     entry = library.get(lesson_id)
     count = len(recorded.events)
-    if not 0 <= step < count:
-        abort(404, f"lesson {lesson_id!r} has steps 0 to {count - 1}, not {step}")
+    number = step_in_url(step)
+    if not isinstance(number, int) or not 0 <= number < count:
+        abort(404, f"lesson {lesson_id!r} has steps 0 to {count - 1}, not {shown_step(number)}")
     stops = [{"id": c["id"], "step": c["step"]} for c in checkpoints_public(recorded)]
     return render_template(
         "lessons/step.html",
         entry=entry,
-        step=step,
+        step=number,
         count=count,
         lesson=lesson,
         base_url=f"/lesson/{lesson_id}",
@@ -264,39 +266,46 @@ def what_if(lesson_id: str) -> BaseResponse:
     lesson = lesson_or_404(lesson_id)
     try:
         overrides = overrides_from_form(request.form)
+        if not overrides:
+            return redirect(f"/lesson/{lesson_id}/step/0")
+        chosen = offered_overrides(overrides)
     except ValueError as error:
         abort(400, str(error))
-    if not overrides:
-        return redirect(f"/lesson/{lesson_id}/step/0")
-    trace_id = what_if_trace(lesson, overrides)
+    trace_id = what_if_trace(lesson, chosen)
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 
-@bp.get("/lesson/<lesson_id>/variants/<int:index>")
-def variant_trace(lesson_id: str, index: int) -> BaseResponse:
+@bp.get("/lesson/<lesson_id>/variants/<index>")
+def variant_trace(lesson_id: str, index: str) -> BaseResponse:
     """Open one row of the comparison table: the variant's recording, saved as a trace."""
     lesson = lesson_or_404(lesson_id)
-    if not 0 <= index < len(lesson.variants):
-        abort(404, f"lesson {lesson_id!r} has {len(lesson.variants)} variant(s), not {index + 1}")
-    trace_id = what_if_trace(lesson, lesson.variants[index].overrides)
+    number = step_in_url(index)
+    if not isinstance(number, int) or not 0 <= number < len(lesson.variants):
+        count = len(lesson.variants)
+        has = f"variants 0 to {count - 1}" if count else "no variants"
+        abort(404, f"lesson {lesson_id!r} has {has}, not {shown_step(number)}")
+    trace_id = what_if_trace(lesson, lesson.variants[number].overrides)
     return redirect(f"/trace/{trace_id}/step/0", code=303)
 
 
-def overrides_from_form(form: Any) -> Overrides:
-    """Form fields ``client.huffman=false`` ...; "" means "as in the lesson"."""
-    overrides: Overrides = {}
+def overrides_from_form(form: Any) -> dict[str, Any]:
+    """Form fields ``client.huffman=false`` ...; "" means "as in the lesson".
+
+    Each value is the JSON text of one of the choices the form offers; any other text is
+    kept as text, which `offered_overrides` (shared with the API) then refuses by name.
+    """
+    overrides: dict[str, Any] = {}
     for field_name, text in form.items():
         if not text:
             continue
         side, dot, key = field_name.partition(".")
         if not dot:
-            raise ValueError(f"unknown field {field_name!r}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            raise ValueError(f"{field_name}: {text!r} is not a value") from None
+            raise ValueError(
+                f"unknown field {field_name[:40]!r}: the form's fields are side.setting"
+            )
+        offered = WHAT_IF_CHOICES.get(key, ())
+        value = next((choice for choice in offered if json.dumps(choice) == text), text)
         overrides.setdefault(side, {})[key] = value
-    check_overrides(overrides)
     return overrides
 
 
@@ -360,7 +369,7 @@ def api_check(lesson_id: str, checkpoint_id: str) -> Response:
     if found is None:
         raise ApiError(404, f"lesson {lesson_id!r} has no checkpoint {checkpoint_id!r}")
     checkpoint, step = found
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict):
         raise ApiError(400, 'send JSON: {"answer": "..."} or {"reveal": true}')
     reveal = body.get("reveal") is True
@@ -383,7 +392,7 @@ def api_check(lesson_id: str, checkpoint_id: str) -> Response:
 def api_what_if(lesson_id: str) -> Response:
     """Record and save a what-if run of the form's choices; its trace id and what changed."""
     lesson = api_lesson(lesson_id)
-    body = request.get_json(silent=True)
+    body = json_body()
     overrides = body.get("overrides") if isinstance(body, dict) else None
     if not isinstance(overrides, dict):
         raise ApiError(400, 'send JSON: {"overrides": {"server": {"qpack_max_table_capacity": 0}}}')
@@ -409,20 +418,28 @@ def offered_overrides(overrides: dict[str, Any]) -> Overrides:
     chosen: Overrides = {}
     for side, values in overrides.items():
         if side not in ("client", "server") or not isinstance(values, dict):
-            raise ValueError(f"'overrides' maps 'client' or 'server' to settings, not {side!r}")
+            raise ValueError(
+                f"'overrides' maps 'client' or 'server' to settings, not {side[:40]!r}"
+            )
         for key, value in values.items():
             offered = WHAT_IF_CHOICES.get(key)
             if offered is None:
                 offers = ", ".join(WHAT_IF_CHOICES)
-                raise ValueError(f"{side}.{key}: the what-if form offers {offers}")
+                raise ValueError(f"{side}.{key[:40]}: the what-if form offers {offers}")
             if not any(value == choice and type(value) is type(choice) for choice in offered):
                 choices = ", ".join(json.dumps(choice) for choice in offered)
-                raise ValueError(f"{side}.{key}: choose one of {choices}, not {json.dumps(value)}")
+                raise ValueError(f"{side}.{key}: choose one of {choices}, not {json_shown(value)}")
             chosen.setdefault(side, {})[key] = value
     if not chosen:
         raise ValueError("choose at least one setting to change")
     check_overrides(chosen)
     return chosen
+
+
+def json_shown(value: Any) -> str:
+    """A value as JSON for a message, cut after 40 characters (form fields are any text)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else f"{text[:40]}… ({len(text)} characters)"
 
 
 def what_if_changes(lesson: Lesson, overrides: Overrides) -> list[dict[str, Any]]:

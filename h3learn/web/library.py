@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import json
 import re
 import secrets
 import threading
@@ -35,6 +34,7 @@ from typing import Any
 
 from h3learn.events import Event
 from h3learn.scenarios.examples import CREATED, EXAMPLES
+from h3learn.trace.json_text import UnusableJSON, parse_json, too_deep
 from h3learn.trace.load import load_trace
 from h3learn.trace.replay import Replay
 from h3learn.trace.store import (
@@ -50,6 +50,8 @@ from h3learn.trace.stored_events import TraceFormatError, parse_spans
 from h3learn.web.present import search_text, stream_type_of, stream_types, summary_of
 
 TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: A step number in a URL (more digits than this is no step of any trace).
+STEP_TEXT = re.compile(r"-?[0-9]{1,12}")
 
 #: Saved traces kept parsed in memory (the least recently used one is dropped first).
 CACHE_SIZE = 16
@@ -59,14 +61,26 @@ class UnknownTrace(LookupError):
     """No trace has this id (or the id is not a valid one)."""
 
 
-def no_such_step(trace_id: str, count: int, step: int) -> str:
-    """Why ``step`` is not a step of a trace of ``count`` events, in words."""
+def no_such_step(trace_id: str, count: int, step: int | str) -> str:
+    """Why ``step`` (a number, or the text a URL gave) is not a step of a trace of ``count``
+    events, in words."""
     if count == 0:
         return (
             f"trace {trace_id!r} has no steps: no event was recorded (a capture whose"
             " connection or server stopped before its first event keeps only its title)"
         )
-    return f"trace {trace_id!r} has steps 0 to {count - 1}, not {step}"
+    return f"trace {trace_id!r} has steps 0 to {count - 1}, not {shown_step(step)}"
+
+
+def step_in_url(text: str) -> int | str:
+    """A step number as a URL gives it: the number for digits (a minus sign allowed, so
+    that -1 is answered as out of range), else the text itself, which is no step."""
+    return int(text) if STEP_TEXT.fullmatch(text) else text
+
+
+def shown_step(step: int | str) -> str:
+    """A step for a message: the number, or the text quoted (at most 40 characters)."""
+    return str(step) if isinstance(step, int) else repr(step[:40])
 
 
 class UnreadableTrace(UnknownTrace):
@@ -283,6 +297,8 @@ class TraceLibrary:
             entry = self._read(trace_id, path)
         except (TraceFormatError, OSError) as error:
             raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {error}") from None
+        except RecursionError:  # a safety net: the readers check nesting (json_text.py)
+            raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {too_deep()}") from None
         self._remember(stamp, entry)
         return entry
 
@@ -291,8 +307,8 @@ class TraceLibrary:
         with _cyclic_gc_paused():
             text = read_text_limited(path, self.read_max_bytes)
             try:
-                document = json.loads(text)
-            except json.JSONDecodeError:
+                document = parse_json(text)
+            except UnusableJSON:
                 document = None  # a journal (JSON Lines), or not JSON: load_trace says which
             if isinstance(document, dict) and document.get("format") == FORMAT:
                 trace = parse_trace(document, path.name, defer_spans=True)
@@ -348,10 +364,8 @@ class TraceLibrary:
         name = _display_name(filename) or "upload"
         try:
             staging.write_bytes(data)
-            source_kind, trace = load_trace(staging, max_bytes=self.max_bytes)
-        except TraceFormatError as error:
-            # The messages name the file read: say the user's name, not the staging file.
-            raise TraceFormatError(str(error).replace(staging.name, name)) from None
+            # Messages, warnings and meta["files"] name the user's file, not the staging file.
+            source_kind, trace = load_trace(staging, max_bytes=self.max_bytes, name=name)
         finally:
             staging.unlink(missing_ok=True)
         if not trace.events:

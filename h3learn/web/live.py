@@ -33,6 +33,7 @@ from h3learn.transport.fetch_errors import FetchError
 from h3learn.web.api import ApiError
 from h3learn.web.captures import LiveService
 from h3learn.web.library import Entry, UnreadableTrace
+from h3learn.web.request_json import json_body
 
 bp = Blueprint("live", __name__)
 
@@ -146,7 +147,7 @@ def capture(capture_id: str) -> Response:
 
 @bp.patch("/api/captures/<capture_id>")
 def rename(capture_id: str) -> Response:
-    body = request.get_json(silent=True)
+    body = json_body()
     title = body.get("title") if isinstance(body, dict) else None
     if not isinstance(title, str):
         raise ApiError(400, 'send {"title": "..."} as JSON')
@@ -179,7 +180,7 @@ def delete(capture_id: str) -> tuple[str, int]:
 
 @bp.post("/api/captures/fetch")
 def start_fetch() -> tuple[Response, int]:
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("url"), str):
         raise ApiError(400, 'send {"url": "https://..."} as JSON')
     try:

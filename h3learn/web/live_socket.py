@@ -30,6 +30,7 @@ from flask_socketio import SocketIO, join_room, leave_room  # type: ignore[impor
 
 from h3learn.trace.captures import LIVE, is_capture_id
 from h3learn.web.captures import LiveService
+from h3learn.web.classroom.protocol import describe
 
 NAMESPACE = "/live"
 
@@ -50,16 +51,19 @@ def register(socketio: SocketIO) -> None:
 
         live.start_pump(emit)
 
-    def watch_list(_data: Any = None) -> dict[str, Any]:
+    def watch_list(_data: Any = None, *_extra: Any) -> dict[str, Any]:
         live = service()
         start_pump(live)
         join_room("captures")
         return {"captures": live.rows(), "refused": live.hub.refused}
 
-    def watch(data: Any) -> dict[str, Any]:
-        capture_id = data.get("capture") if isinstance(data, dict) else None
+    # Every handler takes what a client may send: no payload, or more than one.
+    def watch(data: Any = None, *_extra: Any) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            return {"error": f"watch: the message must be a JSON object, not {describe(data)}"}
+        capture_id = data.get("capture")
         if not isinstance(capture_id, str) or not is_capture_id(capture_id):
-            return {"error": f"not a capture id: {capture_id!r}"}
+            return {"error": f"watch: 'capture' is not a capture id: {describe(capture_id)}"}
         live = service()
         entry = live.entries(capture_id)
         if entry is None:
@@ -71,13 +75,13 @@ def register(socketio: SocketIO) -> None:
         state = LIVE if live.hub.live(capture_id) is not None else "closed"
         return {"capture": capture_id, "count": len(entry.events), "state": state}
 
-    def unwatch(data: Any) -> None:
+    def unwatch(data: Any = None, *_extra: Any) -> None:
         capture_id = data.get("capture") if isinstance(data, dict) else None
         if isinstance(capture_id, str):
             leave_room(f"capture:{capture_id}")
             _drop_watcher(service(), request.sid, capture_id)  # type: ignore[attr-defined]
 
-    def disconnect(_reason: Any = None) -> None:
+    def disconnect(*_reason: Any) -> None:
         _drop_watcher(service(), request.sid)  # type: ignore[attr-defined]
 
     socketio.on_event("watch_list", watch_list, namespace=NAMESPACE)

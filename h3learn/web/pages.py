@@ -18,6 +18,7 @@ value, so titles and header values from uploaded traces stay text.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 from flask import (
     Blueprint,
@@ -40,6 +41,7 @@ from h3learn.web.library import (
     UnknownTrace,
     UnreadableTrace,
     no_such_step,
+    step_in_url,
 )
 
 bp = Blueprint("pages", __name__)
@@ -86,16 +88,18 @@ def entry_or_404(trace_id: str) -> Entry:
         abort(404, f"no trace with id {trace_id!r}")
 
 
-@bp.get("/trace/<trace_id>/step/<int:step>")
-def step(trace_id: str, step: int) -> str | BaseResponse:
+@bp.get("/trace/<trace_id>/step/<step>")
+def step(trace_id: str, step: str) -> str | BaseResponse:
     entry = entry_or_404(trace_id)
     if entry.kind == "lesson":
         # A lesson's trace is shown on the lesson's page, with its notes and questions.
         query = request.query_string.decode()
-        return redirect(f"/lesson/{trace_id}/step/{step}" + (f"?{query}" if query else ""))
-    if not 0 <= step < len(entry.events):
-        abort(404, no_such_step(trace_id, len(entry.events), step))
-    return render_template("pages/step.html", entry=entry, step=step, count=len(entry.events))
+        path = f"/lesson/{trace_id}/step/{quote(step, safe='')}"
+        return redirect(path + (f"?{query}" if query else ""))
+    number = step_in_url(step)
+    if not isinstance(number, int) or not 0 <= number < len(entry.events):
+        abort(404, no_such_step(trace_id, len(entry.events), number))
+    return render_template("pages/step.html", entry=entry, step=number, count=len(entry.events))
 
 
 @bp.get("/trace/<trace_id>/print")

@@ -114,6 +114,13 @@ def test_standard_output(native: Path, capsys: pytest.CaptureFixture[str]) -> No
         ('{"hello": 1}', "neither an h3learn trace, a capture journal nor a qlog file"),
         ('{"file_schema": "urn:ietf:params:qlog:file:contained"}', "'traces' is not a list"),
         ('{"format": "h3learn-trace", "version": 9}', "version 9 is not supported"),
+        ("[" * 100_000 + "]" * 100_000, "missing.json: JSON nested too deeply"),
+        (
+            '{"format": "h3learn-trace", "version": 1, "title": "t", "created": "2026-01-01",'
+            ' "meta": {"a": ' + "[" * 200 + "]" * 200 + '}, "events": []}',
+            "missing.json: 'meta': JSON nested too deeply",
+        ),
+        ('{"seq": ' + "9" * 5000 + "}", "missing.json: a number with too many digits"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_a_non_zero_exit(

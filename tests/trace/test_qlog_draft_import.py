@@ -261,7 +261,7 @@ CONTAINED = "urn:ietf:params:qlog:file:contained"
             "epoch 'yesterday' is no date",
         ),
         (f"{RECORD_SEPARATOR}{{}}\n", "the first record is not a"),
-        (f'{RECORD_SEPARATOR}{{"file_schema": "x"}}\n{RECORD_SEPARATOR}[', "is not JSON"),
+        (f'{RECORD_SEPARATOR}{{"file_schema": "x"}}\n{RECORD_SEPARATOR}[', "record 1: not JSON"),
     ],
 )
 def test_a_broken_file_is_one_clear_error(text: str, message: str) -> None:

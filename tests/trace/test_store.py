@@ -294,7 +294,7 @@ def broken(document: dict[str, Any], change: str) -> dict[str, Any]:
         ("seq is a string", "trace.json: event 12: 'seq' is a string, not an integer"),
         ("endpoint", "trace.json: event 12: 'endpoint' is 'proxy'"),
         ("time is NaN-like", "trace.json: event 12: 'time' is a string"),
-        ("boolean stream id", "trace.json: event 12: 'stream_id' is True"),
+        ("boolean stream id", "trace.json: event 12: 'stream_id' is a boolean"),
         ("missing key", "trace.json: event 12: 'summary' missing"),
         ("unknown key", "trace.json: event 12: unknown 'stream'"),
         ("span outside raw", "trace.json: event 12: field 0 .* lie outside raw"),

@@ -26,6 +26,7 @@ from h3learn.web.classroom.codes import BadCode, normalize_code
 from h3learn.web.classroom.protocol import RoomError
 from h3learn.web.classroom.rooms import Room
 from h3learn.web.classroom.service import Classroom, page_of
+from h3learn.web.request_json import json_body
 
 bp = Blueprint("classroom", __name__)
 
@@ -53,7 +54,7 @@ def step_url(room: Room) -> str:
 
 @bp.post("/api/rooms")
 def create_room() -> tuple[Response, int]:
-    body = request.get_json(silent=True)
+    body = json_body()
     if not isinstance(body, dict):
         return _error(400, 'send a JSON object: {"trace": "<trace id>", "step": <n>}')
     trace, step = body.get("trace"), body.get("step", 0)
