@@ -265,7 +265,10 @@ def _problem(value: Any, shape: Shape) -> tuple[str, str] | None:
             return "", f"has no {key!r}"
     for key, inner in shape.keys.items():
         if key in value:
-            found = _problem(value[key], inner)
+            item = value[key]
+            if type(inner) is Scalar and type(item) in inner.types:
+                continue  # the common case, without a call: a scalar of the right type
+            found = _problem(item, inner)
             if found is not None:
                 return f".{key}{found[0]}", found[1]
     return None

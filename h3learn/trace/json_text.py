@@ -58,22 +58,30 @@ def parse_json(text: str) -> Any:
 def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
     """Raise `UnusableJSON` when arrays and objects nest more than ``limit`` deep in ``value``.
 
-    Iterative, so that the check itself cannot run out of stack.
+    One level at a time, without recursion, so that the check itself cannot run out of
+    stack; each level is the arrays and objects found inside the one before.
     """
-    pending: list[tuple[Any, int]] = [(value, 1)] if is_nested(value) else []
-    while pending:
-        item, depth = pending.pop()
+    level = [value] if is_nested(value) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             raise UnusableJSON(too_deep(limit))
-        children = item.values() if type(item) is dict else item
-        for child in children:
-            if is_nested(child):
-                pending.append((child, depth + 1))
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in CONTAINERS
+        ]
+
+
+#: The JSON values that hold others (``json.loads`` makes exactly these two types).
+CONTAINERS = (dict, list)
 
 
 def is_nested(value: Any) -> bool:
     """Whether ``value`` is an array or an object (the only values `check_depth` walks)."""
-    return type(value) is dict or type(value) is list
+    return type(value) in CONTAINERS
 
 
 def too_deep(limit: int = MAX_DEPTH) -> str:
