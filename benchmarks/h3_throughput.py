@@ -48,6 +48,12 @@ beside it in the same minute: start 344 (177) aioquic, h3learn off 872 (0.39x), 
 (0.22x), 16 KiB 0.71x / 0.57x; end 348 (184), off 886 (0.39x), on 1542 (0.23x), 16 KiB
 0.78x / 0.62x. Within the machine's spread: no change either way.
 
+On 2026-12-03, a fourth session (stricter push, GOAWAY, PRIORITY_UPDATE and QPACK rules;
+request_streams.py split in three), the code at its start run beside the end in the same
+minutes (load 1.6): start 372 (202) aioquic, h3learn off 1001 (0.37x), on 1915 (0.19x),
+16 KiB 0.75x / 0.63x; end 358 (189), off 940 (0.38x), on 1762 (0.20x), 16 KiB 0.77x /
+0.62x. No change beyond the spread.
+
 The goal is not met, and the floor shows why: QUIC alone takes ~170 us of aioquic's ~370,
 so an HTTP/3 layer has ~240 us per request (both endpoints: encode and decode a request and
 a response, frame, validate) to stay within 0.9x, recording included. aioquic's own layer
