@@ -73,7 +73,7 @@ def stream_reset_received(conn: H3Connection, stream_id: int, error_code: int) -
             "received",
         )
         # Recorded after the reset that causes it (RFC 9204 §4.4.2).
-        conn.decoder.cancel_stream(stream_id)
+        error_handling.cancel_qpack_references(conn, stream)
         end_own_half(conn, stream)
         conn._events.append(
             StreamReset(

@@ -122,6 +122,20 @@ def stream_for(conn: H3Connection, stream_id: int) -> RequestStream | None:
     return stream
 
 
+def cancel_qpack_references(conn: H3Connection, stream: RequestStream) -> None:
+    """RFC 9204 §2.2.2.2: the stream will not be read on; the decoder decides whether the
+    encoder is owed a Stream Cancellation, from what arrived: whether the stream ended, and
+    the field sections of frames that arrived but were never decoded."""
+    unread = [
+        parsed.frame.field_section
+        for parsed in stream.waiting
+        if isinstance(parsed.frame, HeadersFrame | PushPromiseFrame)
+    ]
+    conn.decoder.cancel_stream(
+        stream.stream_id, end_received=stream.end_received, unread_sections=unread
+    )
+
+
 def abandon(
     conn: H3Connection, stream: RequestStream, error_code: int, why: str, rfc: str = "9114#8"
 ) -> None:
@@ -132,16 +146,7 @@ def abandon(
     if stream.abandoned:
         return
     stream.abandoned = True
-    # RFC 9204 §2.2.2.2: the decoder decides whether the encoder is owed a Stream
-    # Cancellation; it needs the field sections that arrived but were never decoded.
-    unread = [
-        parsed.frame.field_section
-        for parsed in stream.waiting
-        if isinstance(parsed.frame, HeadersFrame | PushPromiseFrame)
-    ]
-    conn.decoder.cancel_stream(
-        stream.stream_id, end_received=stream.end_received, unread_sections=unread
-    )
+    cancel_qpack_references(conn, stream)
     if not stream.end_received:
         send_stop_sending(conn, stream.stream_id, error_code, why, rfc)
     if not stream.end_sent:

@@ -477,8 +477,11 @@ class Decoder:
           it is blocked, or it failed to decode, or it is among ``unread_sections``, the
           sections of frames that arrived but were never handed to the decoder; or
         - the stream was cut off before its end (``end_received`` false): sections still on
-          their way may refer to the table. A decoder whose maximum table capacity is 0 MAY
-          omit this one (§2.2.2.2): no section can refer to a table it does not have.
+          their way may refer to the table.
+
+        A decoder whose maximum table capacity is 0 sends none (§2.2.2.2 lets it omit them):
+        no valid section can refer to a table it does not have, so the encoder holds
+        nothing for the stream.
 
         A stream that arrived whole, every section that refers to the table acknowledged,
         is owed none: nothing is outstanding. Deliberate reading of RFC 9204 §2.2.2.2,
@@ -490,8 +493,8 @@ class Decoder:
         self._blocked.pop(stream_id, None)
         unacknowledged = self._unacknowledged.pop(stream_id, 0)
         unread = any(refers_to_dynamic_table(section) for section in unread_sections)
-        cut_off = not end_received and self.max_table_capacity > 0
-        if unacknowledged or unread or cut_off:
+        owed = unacknowledged or unread or not end_received
+        if owed and self.max_table_capacity > 0:
             self._send(StreamCancellation(stream_id))
 
     # -- the decoder stream (RFC 9204 §4.4) -----------------------------------------------

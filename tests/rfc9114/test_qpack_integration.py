@@ -291,6 +291,29 @@ def test_a_stream_read_whole_with_every_referencing_section_acknowledged_is_not_
     assert decoder_stream_written(lone) == b"\x80"  # the Section Acknowledgment only
 
 
+def test_a_peer_reset_after_a_whole_acknowledged_request_is_not_cancelled() -> None:
+    """RFC 9204 §2.2.2.2: the reset came after the end of the stream and every section
+    was processed, so the Section Acknowledgment already released the references."""
+    lone = Lone.server(settings=DYNAMIC)
+    encoder = peer_encoder_with_entry_0(lone)
+    _, section = encoder.encode(0, [*POST, ENTRY_0])
+    lone.feed(0, frame_bytes(HeadersFrame(section)), end_stream=True)
+    lone.reset(0, ErrorCode.H3_REQUEST_CANCELLED)
+    assert decoder_stream_written(lone) == b"\x80"  # the Section Acknowledgment only
+
+
+def test_a_decoder_without_a_table_cancels_nothing_for_an_unread_section() -> None:
+    """RFC 9204 §2.2.2.2: with maximum table capacity 0 the decoder may omit Stream
+    Cancellations; no section can refer to a table it does not have."""
+    lone = Lone.server()
+    post = [*POST, (b"content-length", b"1")]
+    # Too much content (a stream error) leaves the trailers, which name a table, unread.
+    data = lone.headers(0, post) + frame_bytes(DataFrame(b"12345"), HeadersFrame(NEEDS_ONE_INSERT))
+    lone.feed(0, data, end_stream=True)
+    assert_stream_error(lone, 0, ErrorCode.H3_MESSAGE_ERROR, stop=False)
+    assert decoder_stream_written(lone) == b""
+
+
 # -- RFC 9204 §6: QPACK errors are connection errors with QPACK's codes ---------------------
 
 

@@ -458,6 +458,8 @@ def test_decoder_without_a_dynamic_table_may_omit_stream_cancellations() -> None
     # §2.2.2.2: with maximum capacity 0 the encoder cannot hold any reference.
     decoder = Decoder(max_table_capacity=0)
     decoder.cancel_stream(4)
+    # Not even for an unread section that claims to refer to the table: it cannot.
+    decoder.cancel_stream(8, end_received=True, unread_sections=[bytes.fromhex("0200 80")])
     assert decoder.data_to_send() == b""
 
 
