@@ -206,6 +206,24 @@ def test_the_single_key_shortcuts_can_be_turned_off(page: object, base_url: str)
     assert page.get_attribute("#projector-toggle", "aria-pressed") == "true"  # type: ignore[attr-defined]
 
 
+def test_opening_the_keys_help_and_pressing_space_closes_it_and_changes_nothing(
+    page: Any, base_url: str
+) -> None:
+    """The dialog opens with the focus on Close, not on the shortcuts' checkbox: dismissing
+    the help with Space must not turn the single-key shortcuts off."""
+    open_step(page, base_url, "dynamic-table", 5)
+    page.locator("body").focus()
+    page.keyboard.press("?")
+    assert page.locator("#help").is_visible()
+    assert active_id(page) == "help-close"
+    page.keyboard.press(" ")
+    assert not page.locator("#help").is_visible()
+    page.locator("body").focus()
+    page.keyboard.press("?")  # still a shortcut: the setting did not change
+    assert page.locator("#help").is_visible()
+    assert page.is_checked("#single-keys")
+
+
 def active_id(page: Any) -> str:
     """The id of the element with the focus ("" for one without; "BODY" for the page)."""
     return str(page.evaluate("() => document.activeElement.id || document.activeElement.tagName"))
