@@ -11,9 +11,10 @@ mistake is a `SourceError` naming the file and the line of the key at fault.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from h3learn.curriculum.actions import Action, read_action
 from h3learn.curriculum.checkpoints import Checkpoint, read_checkpoint, verify_checkpoint
@@ -41,6 +42,9 @@ LESSON_ID = re.compile(r"[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*")
 
 #: The creation time written into every lesson trace, so that a recording is reproducible.
 CREATED = "2026-01-01T00:00:00+00:00"
+
+#: A checkpoint or a variant, as `_read_each` reads them.
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +176,9 @@ def parse_lesson(
         scenario=read_scenario(root.table("scenario")),
         actions=[read_action(table, index) for index, table in enumerate(root.tables("action"))],
         notes=[_read_note(table) for table in root.tables("note")],
-        checkpoints=_read_checkpoints(root, problems),
+        checkpoints=_read_each(root.tables("checkpoint"), read_checkpoint, problems),
         document=document,
-        variants=[read_variant(table) for table in root.tables("variant")],
+        variants=_read_each(root.tables("variant"), lambda table, _: read_variant(table), problems),
     )
     root.finish()
     if not lesson.actions:
@@ -290,17 +294,23 @@ def check_lesson(lesson: Lesson) -> tuple[RecordedLesson | None, list[SourceErro
     return recorded, errors
 
 
-def _read_checkpoints(root: Table, problems: list[SourceError] | None) -> list[Checkpoint]:
-    """The ``[[checkpoint]]`` tables; a broken one raised, or noted in ``problems``."""
-    checkpoints = []
-    for index, table in enumerate(root.tables("checkpoint")):
+def _read_each(
+    tables: Iterable[Table], read: Callable[[Table, int], Item], problems: list[SourceError] | None
+) -> list[Item]:
+    """Each ``[[checkpoint]]`` or ``[[variant]]`` table read with ``read(table, index)``.
+
+    A broken one is raised, or, when ``problems`` collects them (``lessons check``), noted
+    there and left out, so that the lesson's other tables are still checked.
+    """
+    items = []
+    for index, table in enumerate(tables):
         try:
-            checkpoints.append(read_checkpoint(table, index))
+            items.append(read(table, index))
         except SourceError as error:
             if problems is None:
                 raise
             problems.append(error)
-    return checkpoints
+    return items
 
 
 def _place(lesson: Lesson, selector: Selector, recording: Recording, strict: bool) -> int | None:

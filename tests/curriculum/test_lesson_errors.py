@@ -454,6 +454,19 @@ def test_a_refused_variant_is_reported_beside_a_wrong_answer(tmp_path: Path) -> 
     assert wrong_answer(text, 5) in errors[1] and "the answer 5 is not what" in errors[1]
 
 
+def test_a_variant_that_cannot_be_read_hides_neither_the_next_variant_nor_an_answer(
+    tmp_path: Path,
+) -> None:
+    text = GOOD.replace("answer = 0", "answer = 5")
+    text += '\n[[variant]]\nname = "unreadable"\nboth = { huffman = "no" }\n'
+    text += '\n[[variant]]\nname = "too big"\nclient = { encoder_table_capacity = 300 }\n'
+    errors = errors_of(tmp_path, text)
+    assert len(errors) == 3, errors
+    assert "'huffman': must be true or false, not 'no'" in errors[0]
+    assert "variant 'too big': client.encoder_table_capacity: 300 is above" in errors[1]
+    assert "the answer 5 is not what" in errors[2]
+
+
 def test_lessons_check_prints_every_mistake_and_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
