@@ -479,3 +479,18 @@ def test_a_capture_survives_kill_9_and_a_restart(
         assert step["count"] == len(kept.events)
     finally:
         assert second.stop() == 0
+
+
+def test_the_live_page_with_its_endpoint_fits_375_pixels(ui: Any, serve: ServeProcess) -> None:
+    """WCAG 1.4.10: the SPKI pin and the commands (long words without spaces) wrap."""
+    context = ui.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(serve.base_url + "/live")
+        assert page.locator("#spki-pin").is_visible()
+        widths = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert widths[0] <= widths[1], widths
+    finally:
+        context.close()
