@@ -174,7 +174,10 @@ def run(args: argparse.Namespace) -> int:
         # Werkzeug serves on a copy of the socket bound here, so it never reports a bind
         # failure itself (in lines of its own, then sys.exit).
         web = make_server(args.host, args.port, app, threaded=True, fd=listening.fileno())
-    web_url = f"http://{url_host(args.host)}:{web.port}"
+    if args.host.startswith("unix://"):
+        web_url = args.host  # a Unix socket, for a proxy in front (it has no port)
+    else:
+        web_url = f"http://{url_host(args.host)}:{web.port}"
     _say(f"h3learn serve: {web_url}/ (data in {data_dir})")
     if args.message_queue is not None:
         _say(f"  classroom rooms shared through {args.message_queue}")
@@ -212,6 +215,10 @@ def listen_tcp(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host`` and ``port`` and listening, or a `CommandError` that
     names both and the reason (address in use, an address this machine does not have)."""
     family = select_address_family(host, port)
+    if family == socket.AF_UNIX:
+        # ``--host unix:///path``: Werkzeug's own rule, kept now that the socket is bound
+        # here: a socket file an earlier run left behind is replaced.
+        Path(host.removeprefix("unix://")).unlink(missing_ok=True)
     listening = socket.socket(family, socket.SOCK_STREAM)
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -219,9 +226,8 @@ def listen_tcp(host: str, port: int) -> socket.socket:
         listening.listen(LISTEN_QUEUE)
     except OSError as error:
         listening.close()
-        raise CommandError(
-            f"cannot listen on TCP {host} port {port}: {error.strerror or error}"
-        ) from None
+        where = host if family == socket.AF_UNIX else f"TCP {host} port {port}"
+        raise CommandError(f"cannot listen on {where}: {error.strerror or error}") from None
     return listening
 
 

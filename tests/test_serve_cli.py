@@ -97,3 +97,27 @@ def test_an_ipv6_web_address_is_printed_in_brackets_rfc3986_section_3_2_2(
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
     assert first.startswith("h3learn serve: http://[::1]:"), first
+
+
+def test_a_unix_socket_left_by_an_earlier_run_is_replaced(tmp_path: Path) -> None:
+    """``--host unix:///path`` (for a proxy in front): as when Werkzeug bound it itself, a
+    socket file left behind is replaced, and the banner names the socket, not a URL."""
+    path = tmp_path / "web.sock"
+    with socket.socket(socket.AF_UNIX) as leftover:
+        leftover.bind(str(path))  # what a killed run leaves: the file, nobody listening
+    command = [sys.executable, "-m", "h3learn", "serve", "--no-h3", "--host", f"unix://{path}"]
+    command += ["--data-dir", str(tmp_path / "data")]
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, cwd=tmp_path, env=env)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline().decode()
+        with socket.socket(socket.AF_UNIX) as client:
+            client.connect(str(path))
+            client.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            answer = client.recv(64)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert first.startswith(f"h3learn serve: unix://{path}/ "), first
+    assert answer.startswith(b"HTTP/1.") and b" 200 " in answer.split(b"\r\n")[0]
