@@ -36,7 +36,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from h3learn.events import NullRecorder, Recorder
 from h3learn.qpack.configuration import check_qpack_settings
@@ -65,9 +64,15 @@ from h3learn.qpack.field_lines import (
     decode_required_insert_count,
     max_entries,
     parse_field_line,
+    refers_to_dynamic_table,
 )
 from h3learn.qpack.field_resolution import ResolvedLine, resolve, static_entry
-from h3learn.qpack.recording import field_line_json, record_field_section, record_instruction
+from h3learn.qpack.recording import (
+    blocked_section_spans,
+    record_field_section,
+    record_instruction,
+    resolved_lines_json,
+)
 from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
 
@@ -301,7 +306,7 @@ class Decoder:
                     "current_insert_count": self.table.insert_count,
                 },
                 raw=section,
-                fields=self._spans_of_section(section) if section else (),
+                fields=blocked_section_spans(section) if section else (),
                 rfc=("9204#2.2.1",),
                 summary=summary,
             )
@@ -390,7 +395,20 @@ class Decoder:
             stream_id, headers, never_indexed, required_insert_count, base
         )
         if record:
-            self._record_section(section, prefix, resolved, lengths, reader)
+            prefix_json = {
+                "encoded_insert_count": prefix.encoded_insert_count,
+                "max_entries": max_entries(self.max_table_capacity),
+                "total_inserts": self.table.insert_count,
+                "required_insert_count": required_insert_count,
+                "sign": prefix.sign,
+                "delta_base": prefix.delta_base,
+                "base": base,
+            }
+            lines = resolved_lines_json(resolved, lengths)
+            raw, spans = reader.unit(), reader.field_spans()
+            record_field_section(
+                self.recorder, "headers_decoded", stream_id, headers, prefix_json, lines, raw, spans
+            )
         if required_insert_count:
             self._acknowledged(stream_id)
             self._send(SectionAcknowledgment(stream_id))
@@ -406,57 +424,6 @@ class Decoder:
             self._unacknowledged[stream_id] = left
         else:
             del self._unacknowledged[stream_id]
-
-    def _spans_of_section(self, data: bytes) -> tuple[Any, ...]:
-        """Labels for a blocked section: its prefix, then its lines as one unresolved run."""
-        if not self.recorder.enabled:
-            return ()
-        reader = SpanReader(data, record=True)
-        FieldSectionPrefix.parse(reader)
-        reader.raw(
-            len(data) - reader.position,
-            "Field lines (blocked)",
-            "Field line representations, decoded once the inserts they need have arrived.",
-            "9204#2.2.1",
-        )
-        return reader.field_spans()
-
-    def _record_section(
-        self,
-        section: DecodedFieldSection,
-        prefix: FieldSectionPrefix,
-        resolved: list[ResolvedLine],
-        lengths: list[int],
-        reader: SpanReader,
-    ) -> None:
-        record_field_section(
-            self.recorder,
-            "headers_decoded",
-            section.stream_id,
-            section.headers,
-            {
-                "encoded_insert_count": prefix.encoded_insert_count,
-                "max_entries": max_entries(self.max_table_capacity),
-                "total_inserts": self.table.insert_count,
-                "required_insert_count": section.required_insert_count,
-                "sign": prefix.sign,
-                "delta_base": prefix.delta_base,
-                "base": section.base,
-            },
-            [
-                field_line_json(
-                    result.line,
-                    result.name,
-                    result.value,
-                    result.absolute_index,
-                    result.static_index,
-                    length,
-                )
-                for result, length in zip(resolved, lengths, strict=True)
-            ],
-            reader.unit(),
-            reader.field_spans(),
-        )
 
     # -- stream cancellation (RFC 9204 §2.2.2.2) -------------------------------------------
 
@@ -522,16 +489,3 @@ class Decoder:
                 writer.unit(),
                 writer.field_spans(),
             )
-
-
-def refers_to_dynamic_table(section: bytes) -> bool:
-    """Does an encoded field section declare a non-zero Required Insert Count (§4.5.1.1)?
-
-    Read from the prefix alone, for a section that will never be decoded. A prefix that
-    cannot be read is no section an encoder could be holding references for.
-    """
-    try:
-        prefix = FieldSectionPrefix.parse(SpanReader(section, record=False))
-    except (NeedMoreData, MalformedInput):
-        return False
-    return prefix.encoded_insert_count != 0

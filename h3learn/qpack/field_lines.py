@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3learn.qpack.errors import DecompressionFailed
+from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter, display, uses_huffman
 
 EXPLAIN_N = "N bit: 1 asks every later hop to keep this field out of dynamic tables."
@@ -367,3 +368,16 @@ def parse_field_line(reader: SpanReader) -> FieldLine:
     name_index = reader.integer("Post-base name index", EXPLAIN_POST_BASE, "9204#4.5.5")
     value, huffman = reader.string("Value", EXPLAIN_VALUE, "9204#4.5.5")
     return LiteralFieldLineWithPostBaseNameReference(never_indexed, name_index, value, huffman)
+
+
+def refers_to_dynamic_table(section: bytes) -> bool:
+    """Does an encoded field section declare a non-zero Required Insert Count (§4.5.1.1)?
+
+    Read from the prefix alone, for a section that will never be decoded. A prefix that
+    cannot be read is no section an encoder could be holding references for.
+    """
+    try:
+        prefix = FieldSectionPrefix.parse(SpanReader(section, record=False))
+    except (NeedMoreData, MalformedInput):
+        return False
+    return prefix.encoded_insert_count != 0

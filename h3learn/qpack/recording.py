@@ -14,8 +14,9 @@ from typing import Any
 from h3learn.events import FieldSpan, Recorder
 from h3learn.qpack.decoder_instructions import DecoderInstruction
 from h3learn.qpack.encoder_instructions import EncoderInstruction
-from h3learn.qpack.field_lines import FieldLine
-from h3learn.wire.spans import display
+from h3learn.qpack.field_lines import FieldLine, FieldSectionPrefix
+from h3learn.qpack.field_resolution import ResolvedLine
+from h3learn.wire.spans import SpanReader, display
 
 Header = tuple[bytes, bytes]
 
@@ -104,3 +105,32 @@ def record_field_section(
             f" Required Insert Count {prefix['required_insert_count']}, Base {prefix['base']}"
         ),
     )
+
+
+def blocked_section_spans(data: bytes) -> tuple[FieldSpan, ...]:
+    """Labels for a blocked section (RFC 9204 §2.2.1): its prefix, then its field lines as
+    one run, which cannot be resolved until the inserts they need have arrived."""
+    reader = SpanReader(data, record=True)
+    FieldSectionPrefix.parse(reader)
+    reader.raw(
+        len(data) - reader.position,
+        "Field lines (blocked)",
+        "Field line representations, decoded once the inserts they need have arrived.",
+        "9204#2.2.1",
+    )
+    return reader.field_spans()
+
+
+def resolved_lines_json(resolved: Sequence[ResolvedLine], lengths: Sequence[int]) -> list[Any]:
+    """The decoder's field lines for ``headers_decoded``: each as read, with what it stood for."""
+    return [
+        field_line_json(
+            result.line,
+            result.name,
+            result.value,
+            result.absolute_index,
+            result.static_index,
+            length,
+        )
+        for result, length in zip(resolved, lengths, strict=True)
+    ]
