@@ -22,6 +22,7 @@ test (fails it in CI, see tests/conftest.py).
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from udp_helpers import (
     chromium_command,
     chromium_path,
     finished_traces,
+    free_udp_port,
     h3learn_command,
     start_server,
 )
@@ -92,22 +94,36 @@ class Capture:
 
 
 def start_capture(tshark: str, port: int, directory: Path) -> Capture:
+    """Capture ``port`` on loopback; return once packets really reach the capture file.
+
+    tshark says "Capturing on" a little before packets are written: a client started then
+    may lose its first flight, and without the ClientHello no packet can be decrypted. So
+    the capture also takes a second, idle port, and datagrams sent there (nobody listens;
+    the server never sees them) show when the file starts to grow.
+    """
     path, log = directory / "capture.pcapng", directory / "tshark.log"
+    probe_port = free_udp_port()
     with open(log, "wb") as output:
         process = subprocess.Popen(
-            [tshark, "-i", "lo", "-f", f"udp port {port}", "-w", str(path)],
+            [tshark, "-i", "lo", "-f", f"udp port {port} or udp port {probe_port}", "-w", path],
             stdout=subprocess.DEVNULL,
             stderr=output,
         )
     capture = Capture(process, path, log)
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        said = log.read_text(errors="replace")
-        if "Capturing on" in said:
-            return capture
-        if process.poll() is not None:
-            skip_or_fail(f"tshark cannot capture on loopback here: {said.strip()[-300:]}")
-        time.sleep(0.05)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        while time.monotonic() < deadline:
+            said = log.read_text(errors="replace")
+            if process.poll() is not None:
+                skip_or_fail(f"tshark cannot capture on loopback here: {said.strip()[-300:]}")
+            if "Capturing on" in said:
+                size = path.stat().st_size if path.exists() else 0
+                probe.sendto(b"probe", ("127.0.0.1", probe_port))
+                time.sleep(0.05)
+                if size and path.stat().st_size > size:
+                    return capture
+            else:
+                time.sleep(0.05)
     capture.stop()
     raise AssertionError(f"tshark did not start capturing:\n{log.read_text(errors='replace')}")
 
