@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,22 +150,6 @@ def test_nothing_scrolls_sideways_at_375_pixels(
                 assert page.locator(selector).is_visible(), selector
     finally:
         page.context.close()
-
-
-def test_screenshots_of_the_narrow_and_projector_views(browser: Any, base_url: str) -> None:
-    """For a person to look at: the changed views at 375 px and in projector mode."""
-    shots = Path("/tmp")
-    for name, path, width, projector in (
-        ("step-375", "/trace/dynamic-table/step/40", 375, False),
-        ("step-projector", "/trace/dynamic-table/step/40", 1440, True),
-        ("live-375", "/live", 375, False),
-        ("lesson-375", "/lesson/05-the-dynamic-table", 375, False),
-    ):
-        page = open_page(browser, base_url + path, width=width, projector=projector)
-        try:
-            page.screenshot(path=str(shots / f"h3learn-a11y-{name}.png"))
-        finally:
-            page.context.close()
 
 
 def test_the_sequence_rows_are_buttons_to_assistive_technology(browser: Any, base_url: str) -> None:
