@@ -175,16 +175,19 @@ def run(args: argparse.Namespace) -> int:
         # failure itself (in lines of its own, then sys.exit).
         web = make_server(args.host, args.port, app, threaded=True, fd=listening.fileno())
     if args.host.startswith("unix://"):
-        web_url = args.host  # a Unix socket, for a proxy in front (it has no port)
+        # A Unix socket, for a proxy in front: it has no port, and it is not a URL.
+        web_at = f"Unix socket {args.host.removeprefix('unix://')}"
+        live_at = "/live on that socket"
     else:
-        web_url = f"http://{url_host(args.host)}:{web.port}"
-    _say(f"h3learn serve: {web_url}/ (data in {data_dir})")
+        web_at = f"http://{url_host(args.host)}:{web.port}/"
+        live_at = f"{web_at}live"
+    _say(f"h3learn serve: {web_at} (data in {data_dir})")
     if args.message_queue is not None:
         _say(f"  classroom rooms shared through {args.message_queue}")
     if endpoint is not None:
         connect = endpoint.how_to_connect()
         _say(f"  HTTP/3 on UDP {connect['address']} (ALPN h3), recording every connection")
-        _say(f"  live page: {web_url}/live")
+        _say(f"  live page: {live_at}")
         _say("  Chromium (trusts the kept certificate by its SPKI pin, RFC 7469 §2.4):")
         _say(f"    {connect['chromium']}")
     else:

@@ -119,5 +119,5 @@ def test_a_unix_socket_left_by_an_earlier_run_is_replaced(tmp_path: Path) -> Non
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
-    assert first.startswith(f"h3learn serve: unix://{path}/ "), first
+    assert first.startswith(f"h3learn serve: Unix socket {path} (data in "), first
     assert answer.startswith(b"HTTP/1.") and b" 200 " in answer.split(b"\r\n")[0]
