@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from h3learn.qpack.errors import QpackError
-from h3learn.qpack.interop import decode_records, read_qif
+from h3learn.qpack.interop import decode_records, parse_qif
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "qifs"
 
@@ -50,7 +50,7 @@ def main() -> int:
             failed[implementation] += 1
             print(f"FAIL {implementation}/{path.name}: {error}")
             continue
-        if decoded != read_qif(expected_path):
+        if decoded != parse_qif(expected_path.read_bytes()):
             failed[implementation] += 1
             print(f"FAIL {implementation}/{path.name}: decoded lists differ from {qif}.qif")
             continue

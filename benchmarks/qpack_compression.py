@@ -28,7 +28,7 @@ from pathlib import Path
 import pylsqpack
 
 from h3learn.qpack.decoder import Decoder
-from h3learn.qpack.interop import encode_records, read_qif, read_records
+from h3learn.qpack.interop import encode_records, parse_qif, read_records
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "qifs"
 INPUTS = ("fb-req", "fb-resp", "netbsd", "fb-req-hq", "fb-resp-hq", "netbsd-hq")
@@ -79,7 +79,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = parser.parse_args()
-    inputs = {name: read_qif(args.corpus / "qifs" / f"{name}.qif") for name in INPUTS}
+    qifs = args.corpus / "qifs"
+    inputs = {name: parse_qif((qifs / f"{name}.qif").read_bytes()) for name in INPUTS}
     for capacity, blocked, ack in CONFIGURATIONS:
         print(f"\nC={capacity} B={blocked} A={ack}")
         print(f"  {'input':<12}{'h3learn':>10}{'ls-qpack':>10}{'ratio':>8}{'pylsqpack':>11}")

@@ -190,6 +190,7 @@ TITLES: dict[str, str] = {
     "9000#17": "Packet Formats",
     "9000#19.4": "RESET_STREAM Frames",
     "9000#19.5": "STOP_SENDING Frames",
+    "9000#19.8": "STREAM Frames",
     "9000#20.1": "Transport Error Codes",
     "7541#5.1": "Integer Representation",
     "7541#5.2": "String Literal Representation",

@@ -37,8 +37,9 @@ def reset_stream(
     stream = error_handling.stream_for(conn, stream_id)
     if error_code == ErrorCode.H3_REQUEST_REJECTED:
         # RFC 9114 §4.1.1: "rejected" promises the request was never processed. A client
-        # never says so (it answers a server's STOP_SENDING in receive_stop_sending), and a
-        # server may not once it has begun to answer (the rule GOAWAY follows too, §5.2).
+        # never says so (it answers a server's STOP_SENDING in stop_sending_received,
+        # below), and a server may not once it has begun to answer (the rule GOAWAY
+        # follows too, §5.2).
         if conn.is_client:
             raise H3UsageError("a client does not use H3_REQUEST_REJECTED (RFC 9114 §4.1.1)")
         if stream is not None and stream.headers_sent:

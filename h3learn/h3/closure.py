@@ -251,9 +251,9 @@ def describe_close(
     sections: tuple[str, ...] = ("9000#10.2",) if transport else ("9114#5.3",)
     shown = name
     if not transport and registered_code(error_code) is None:
-        # RFC 9114 §9: a code this endpoint does not know counts as H3_NO_ERROR.
+        # RFC 9114 §8: a code this endpoint does not know counts as H3_NO_ERROR.
         shown += ", which counts as H3_NO_ERROR"
-        sections += ("9114#9",)
+        sections += ("9114#8",)
     data = {
         "code": error_code,
         "code_name": name,
@@ -268,5 +268,5 @@ def describe_close(
 
 def closes_without_error(error_code: int) -> bool:
     """An HTTP/3 close that reports no error: H3_NO_ERROR, or a code this endpoint does not
-    know, which RFC 9114 §9 makes equivalent to it (aioquic's default close sends 0x0)."""
+    know, which RFC 9114 §8 makes equivalent to it (aioquic's default close sends 0x0)."""
     return interpret_received_code(error_code) is ErrorCode.H3_NO_ERROR

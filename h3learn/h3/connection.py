@@ -37,8 +37,9 @@ functions take the connection as their first argument:
 
 The streams (RFC 9114 §6):
 
-- each side opens one *control stream* (§6.2.1) whose first frame is SETTINGS, and one QPACK
-  *encoder* and *decoder* stream (RFC 9204 §4.2). These are critical: a second one is
+- each side opens one *control stream* (§6.2.1) whose first frame is SETTINGS, and at most
+  one QPACK *encoder* and one *decoder* stream (RFC 9204 §4.2; h3learn always opens both).
+  These are critical: a second one is
   H3_STREAM_CREATION_ERROR, closing one is H3_CLOSED_CRITICAL_STREAM;
 - requests go on client-initiated bidirectional streams (§6.1), each carrying one message
   each way, in the frame order that message_exchange.py keeps (§4.1);
@@ -61,8 +62,8 @@ returned by the ``receive_*`` methods), so both keep the order in which things h
 A teaching and test facility breaks rules on purpose, so that a lesson can show how the
 peer reacts (RFC 9114 §8): `send_deliberately` (any labelled unit on any of this endpoint's
 streams), `open_stream_deliberately` (a second control stream, a client's push stream) and
-`send_request_unchecked` / `send_headers_unchecked` (a malformed message). Nothing else in
-the project calls them.
+`send_request_unchecked` / `send_headers_unchecked` (a malformed message). Only the
+curriculum (lessons) and tests call them.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Whatever the frame, its bytes start the same way (RFC 9114 §7.1):
     }
 
 The frame types are an IANA registry (RFC 9114 §11.2.1, with PRIORITY_UPDATE added by
-RFC 9218 §9), kept here as `FrameType`. A type that is not registered is one of three things:
+RFC 9218 §16), kept here as `FrameType`. A type that is not registered is one of three things:
 
 - reserved, ``0x1f * N + 0x21``: it carries no meaning, may be sent on any stream, and the
   receiver skips it (RFC 9114 §7.2.8);
@@ -44,7 +44,7 @@ from h3learn.wire.spans import SpanReader, SpanWriter, display
 
 
 class FrameType(IntEnum):
-    """The "HTTP/3 Frame Types" registry (RFC 9114 §11.2.1, RFC 9218 §9)."""
+    """The "HTTP/3 Frame Types" registry (RFC 9114 §11.2.1, RFC 9218 §16)."""
 
     DATA = 0x00
     HEADERS = 0x01

@@ -1,6 +1,6 @@
-"""RFC 9114 §7.2 (Table 1) and RFC 9218 §7.2: which frames may appear on which stream.
+"""RFC 9114 §7 (Table 1) and RFC 9218 §7.2: which frames may appear on which stream.
 
-Table 1 of RFC 9114 §7.2 says where each frame type is allowed: DATA and HEADERS on request
+Table 1 of RFC 9114 §7 says where each frame type is allowed: DATA and HEADERS on request
 and push streams, PUSH_PROMISE on request streams only, and CANCEL_PUSH, SETTINGS, GOAWAY and
 MAX_PUSH_ID on the control stream only. RFC 9218 §7.2 puts PRIORITY_UPDATE on the control
 stream too. Some frames belong to one endpoint: only a server sends PUSH_PROMISE (RFC 9114

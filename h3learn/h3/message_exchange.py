@@ -32,7 +32,7 @@ asks the server to abort with it). §8.1 defines that code for an unfinished req
 a response stream that ends before its final response is instead malformed (§4.1.2): the
 stream error H3_MESSAGE_ERROR.
 PUSH_PROMISE frames may arrive on a request stream at any point before it is complete
-(§4.1) and do not change its state; on a push stream they are forbidden (§4.6).
+(§4.1) and do not change its state; on a push stream they are forbidden (§4.1).
 """
 
 from __future__ import annotations
@@ -78,8 +78,6 @@ _EXPLANATIONS: dict[tuple[MessageState, MessageInput], str] = {
     (S.EXPECTING_HEADERS, I.DATA): "DATA frame before the HEADERS frame",
     (S.TRAILERS_RECEIVED, I.DATA): "DATA frame after the trailer section",
     (S.TRAILERS_RECEIVED, I.HEADERS): "HEADERS frame after the trailer section",
-    (S.RECEIVING_CONTENT, I.INTERIM_HEADERS): "interim (1xx) response after the final response",
-    (S.TRAILERS_RECEIVED, I.INTERIM_HEADERS): "interim (1xx) response after the trailer section",
 }
 
 

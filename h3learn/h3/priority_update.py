@@ -3,8 +3,8 @@
 RFC 9218 (Extensible Prioritization Scheme for HTTP) lets a client change a priority after
 it sent the request: a PRIORITY_UPDATE frame on the control stream names the request (type
 0xf0700, by stream ID) or the server push (type 0xf0701, by push ID) and carries the new
-priority as text in the syntax of the Priority header field (RFC 9218 §4). The frame has the
-layout every HTTP/3 frame shares (RFC 9114 §7.1, in `h3learn.h3.frame_layout`); RFC 9218 §9
+priority as text in the syntax of the Priority header field (RFC 9218 §5). The frame has the
+layout every HTTP/3 frame shares (RFC 9114 §7.1, in `h3learn.h3.frame_layout`); RFC 9218 §16
 registers its two types. Which endpoint may send it, and on which stream, is checked in
 `h3learn.h3.frame_placement`.
 """
@@ -29,7 +29,7 @@ EXPLAIN_ELEMENT_ID = {
     True: "The push ID of the server push whose priority changes.",
 }
 EXPLAIN_PRIORITY_FIELD_VALUE = (
-    "The new priority in the Priority header field's syntax (RFC 9218 §4), as ASCII text."
+    "The new priority in the Priority header field's syntax (RFC 9218 §5), as ASCII text."
 )
 
 

@@ -130,7 +130,7 @@ def push_promise_ready(
         raise H3ConnectionError(
             ErrorCode.H3_GENERAL_PROTOCOL_ERROR,
             f"push ID {push_id} promised again with different request fields",
-            "9114#4.6",
+            "9114#7.2.5",
         )
     conn._promised[push_id] = headers
     try:

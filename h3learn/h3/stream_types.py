@@ -53,7 +53,7 @@ class StreamType(IntEnum):
 
 
 class StreamKind(StrEnum):
-    """The three kinds of stream that carry HTTP/3 frames (the columns of RFC 9114 §7.2's table).
+    """The three kinds of stream that carry HTTP/3 frames (the columns of RFC 9114 §7's Table 1).
 
     QPACK's encoder and decoder streams carry QPACK instructions, not frames (RFC 9204 §4.2).
     """

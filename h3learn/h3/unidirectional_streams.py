@@ -10,8 +10,10 @@ what it carries (the Stream Type, stream_types.py):
     type 0x03  QPACK decoder     acknowledgments for the encoder
     other      reserved or unknown: read and ignored (§6.2.3, §9; extensions.py)
 
-The control stream and the two QPACK streams are *critical*: each side has exactly one of
-each, for the whole connection. A second one is H3_STREAM_CREATION_ERROR; closing or
+The control stream and the two QPACK streams are *critical*: each side opens one control
+stream and at most one QPACK encoder and one decoder stream, kept for the whole connection
+(RFC 9204 §4.2 lets an endpoint leave out a QPACK stream it will not use; h3learn always
+opens both). A second one is H3_STREAM_CREATION_ERROR; closing or
 resetting one is H3_CLOSED_CRITICAL_STREAM (RFC 9114 §6.2.1, RFC 9204 §4.2). The first frame
 on a control stream must be SETTINGS (H3_MISSING_SETTINGS otherwise), and there is only one.
 """
@@ -83,8 +85,10 @@ def receive_unidirectional(
     if stream_id & 0x3 == (CLIENT_UNI if conn.is_client else SERVER_UNI):
         raise H3ConnectionError(
             ErrorCode.H3_STREAM_CREATION_ERROR,
-            f"data received on this endpoint's own unidirectional stream {stream_id}",
-            "9114#6.2",
+            f"data received on this endpoint's own unidirectional stream {stream_id}, which"
+            " only this endpoint may send on (QUIC refuses such data first, with"
+            " STREAM_STATE_ERROR; over ideal streams HTTP/3 reports it)",
+            "9000#19.8",
         )
     stream = conn._incoming_uni.get(stream_id)
     if stream is None:

@@ -3,7 +3,8 @@
 On a new connection a client knows nothing of the server's settings and starts from the
 defaults (RFC 9114 §7.2.4.2). When it resumes an earlier connection with a TLS session
 ticket, QUIC lets it send application data in its very first flight, 0-RTT, before the
-server has said anything (RFC 9000 §4.6.1 for the transport side). HTTP/3 then needs the
+server has said anything (RFC 9001 §4.6 and RFC 9000 §7.4.1 for the
+transport side). HTTP/3 then needs the
 server's settings before they can arrive, so the client uses the ones the server announced
 on the connection that gave it the ticket: the *remembered* settings. Everything the client
 sends in 0-RTT (its QPACK table use, the size of its field sections, an extended CONNECT)

@@ -17,7 +17,7 @@ counts back from Base - 1 (§3.2.5), a *post-base* index counts forward from Bas
 The N bit asks intermediaries never to put the field into a dynamic table (§7.1.3).
 
 This module holds the representations and the arithmetic of the prefix; resolving
-indexes against a dynamic table is the decoder's job (decoder.py).
+indexes against a dynamic table is field_resolution.py's job (called by decoder.py).
 """
 
 from __future__ import annotations
@@ -42,7 +42,10 @@ EXPLAIN_ENCODED_INSERT_COUNT = (
     "references)."
 )
 EXPLAIN_SIGN = "S bit: 0 means Base = Required Insert Count + Delta Base, 1 means RIC - Delta - 1."
-EXPLAIN_DELTA_BASE = "Delta Base: the distance between the Base and the Required Insert Count."
+EXPLAIN_DELTA_BASE = (
+    "Delta Base: how far the Base is from the Required Insert Count: Base - RIC when S=0,"
+    " RIC - Base - 1 when S=1."
+)
 
 
 # --- RFC 9204 §4.5.1: the prefix --------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from pathlib import Path
 
 from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.encoder import Encoder
@@ -64,14 +63,6 @@ def serialize_qif(sections: Sequence[Sequence[Header]]) -> bytes:
             out += name + b"\t" + value + b"\n"
         out += b"\n"
     return bytes(out)
-
-
-def read_qif(path: str | Path) -> list[list[Header]]:
-    return parse_qif(Path(path).read_bytes())
-
-
-def write_qif(path: str | Path, sections: Sequence[Sequence[Header]]) -> None:
-    Path(path).write_bytes(serialize_qif(sections))
 
 
 # --- record files -------------------------------------------------------------------------

@@ -14,8 +14,9 @@ first; the top bit of each byte says whether another byte follows:
     | 0 |    value - 31, bits 7-13  |   last byte
     +---+---------------------------+
 
-QPACK allows values up to 2^62 - 1 (RFC 9204 §4.1.1 says an implementation may limit them;
-h3learn accepts what a QUIC varint can carry). Three encodings are rejected as malformed:
+A QPACK decoder must handle integers of up to 62 bits (RFC 9204 §4.1.1); h3learn accepts
+exactly that, up to 2^62 - 1 (what a QUIC varint can carry), and treats a larger value as
+beyond its limit (§7.4). Three encodings are rejected as malformed:
 values above that limit, encodings padded with redundant zero continuation bytes, and
 encodings longer than any value up to that limit needs. RFC 7541 §5.1 asks for the last:
 "Integer encodings that exceed implementation limits -- in value or octet length -- MUST be

@@ -8,8 +8,8 @@ The two most significant bits of the first byte give the length of the whole int
     11 -> 8 bytes, 62-bit value (0 .. 4611686018427387903)
 
 The remaining bits, in network byte order, are the value. An encoder may use a longer
-form than needed (RFC 9000 §16 allows it), except where a frame type must be minimal
-(RFC 9114 §7.2.8 does not require it; RFC 9000 §12.4 does for QUIC frame types).
+form than needed (RFC 9000 §16 allows it). Only QUIC's own frame types must take the
+shortest form (RFC 9000 §12.4); HTTP/3's Type field has no such rule.
 """
 
 from h3learn.wire.errors import NeedMoreData

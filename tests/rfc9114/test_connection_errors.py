@@ -377,12 +377,12 @@ def test_a_connection_closed_with_an_unknown_code_ends_like_h3_no_error(code: in
     events = lone.conn.connection_closed(code, "")
     assert events == [ConnectionTerminated(error_code=code, reason="", by_peer=True)]
     assert lone.conn.actions_to_send() == [], "nothing is sent back"
-    # RFC 9114 §9: treated as H3_NO_ERROR, so an ordinary close, not an error (aioquic's
+    # RFC 9114 §8: treated as H3_NO_ERROR, so an ordinary close, not an error (aioquic's
     # default close sends 0x0, which HTTP/3 does not define).
     assert lone.events("connection_error") == []
     event = lone.events("connection_closed")[0]
     assert (event.data["direction"], event.data["code_name"]) == ("received", code_name(code))
-    assert "which counts as H3_NO_ERROR" in event.summary and "9114#9" in event.rfc
+    assert "which counts as H3_NO_ERROR" in event.summary and "9114#8" in event.rfc
 
 
 @pytest.mark.parametrize(

@@ -394,7 +394,7 @@ def test_each_frame_has_the_layout_its_section_draws(frame: Frame, hex_bytes: st
 
 
 def test_frame_types_match_the_registry() -> None:
-    """RFC 9114 §11.2.1 and RFC 9218 §9."""
+    """RFC 9114 §11.2.1 and RFC 9218 §16."""
     assert {t.name: t.value for t in FrameType} == {
         "DATA": 0x00,
         "HEADERS": 0x01,

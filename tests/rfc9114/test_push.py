@@ -267,7 +267,7 @@ def test_mismatched_duplicate_push_promise_is_h3_general_protocol_error(
     lone.request()
     lone.feed(0, lone.push_promise(0, 1, PUSHED))
     lone.feed(4, lone.push_promise(4, 1, second))
-    assert_connection_error(lone, ErrorCode.H3_GENERAL_PROTOCOL_ERROR, "9114#4.6")
+    assert_connection_error(lone, ErrorCode.H3_GENERAL_PROTOCOL_ERROR, "9114#7.2.5")
 
 
 @pytest.mark.parametrize(
