@@ -45,18 +45,8 @@ from h3learn.qpack.decoder_instructions import (
     SectionAcknowledgment,
     StreamCancellation,
 )
-from h3learn.qpack.dynamic_table import (
-    DynamicTable,
-    absolute_from_encoder_relative,
-    entry_size,
-)
-from h3learn.qpack.encoder_instructions import (
-    EncoderInstruction,
-    InsertWithLiteralName,
-    InsertWithNameReference,
-    SetDynamicTableCapacity,
-    parse_encoder_instruction,
-)
+from h3learn.qpack.dynamic_table import DynamicTable
+from h3learn.qpack.encoder_instructions import encoder_instruction_end, parse_encoder_instruction
 from h3learn.qpack.errors import DecompressionFailed, EncoderStreamError
 from h3learn.qpack.field_lines import (
     FieldSectionPrefix,
@@ -66,13 +56,14 @@ from h3learn.qpack.field_lines import (
     parse_field_line,
     refers_to_dynamic_table,
 )
-from h3learn.qpack.field_resolution import ResolvedLine, resolve, static_entry
+from h3learn.qpack.field_resolution import ResolvedLine, resolve
 from h3learn.qpack.recording import (
     blocked_section_spans,
     record_field_section,
     record_instruction,
     resolved_lines_json,
 )
+from h3learn.qpack.table_updates import apply_encoder_instruction, check_pending_instruction_size
 from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.spans import SpanReader, SpanWriter
 
@@ -106,6 +97,9 @@ class Unblocked:
 @dataclass(slots=True)
 class _BlockedSection:
     required_insert_count: int
+    #: The decoder's insert count when the section arrived, which its Required Insert
+    #: Count was decoded with (RFC 9204 §4.5.1.1): the trace shows that arithmetic.
+    total_inserts: int
     data: bytes
 
 
@@ -150,9 +144,12 @@ class Decoder:
             while position < len(buffer):
                 reader = SpanReader(buffer, position, record=self.recorder.enabled)
                 try:
+                    # Parsed once all of it is here: see encoder_instruction_end.
+                    if encoder_instruction_end(buffer, position) > len(buffer):
+                        raise NeedMoreData
                     instruction = parse_encoder_instruction(reader)
                 except NeedMoreData:
-                    self._check_pending_instruction_size(len(buffer) - position)
+                    check_pending_instruction_size(len(buffer) - position, self.max_table_capacity)
                     break
                 except MalformedInput as error:
                     raise EncoderStreamError(error.rule, error.rfc) from None
@@ -166,69 +163,12 @@ class Decoder:
                         reader.unit(),
                         reader.field_spans(),
                     )
-                self._execute(instruction)
+                apply_encoder_instruction(self.table, instruction, self.max_table_capacity)
         finally:
             del buffer[:position]
         if self.table.insert_count == inserts_before:
             return Unblocked()
         return self._unblock()
-
-    def _check_pending_instruction_size(self, pending: int) -> None:
-        """RFC 9204 §7.4: refuse to buffer an instruction larger than any that could fit.
-
-        An insert must fit the table, and Huffman coding at most quadruples a string, so an
-        unfinished instruction longer than that can only be an error (or an attack).
-        """
-        limit = 4 * self.max_table_capacity + 64
-        if pending > limit:
-            raise EncoderStreamError(
-                f"unfinished encoder instruction already {pending} bytes long; no entry that"
-                f" fits a table of at most {self.max_table_capacity} bytes needs that many",
-                "9204#7.4",
-            )
-
-    def _execute(self, instruction: EncoderInstruction) -> None:
-        table = self.table
-        if isinstance(instruction, SetDynamicTableCapacity):
-            if instruction.capacity > self.max_table_capacity:
-                raise EncoderStreamError(
-                    f"Set Dynamic Table Capacity {instruction.capacity} exceeds the maximum"
-                    f" {self.max_table_capacity} this decoder advertised",
-                    "9204#4.3.1",
-                )
-            table.set_capacity(instruction.capacity)
-            return
-        if isinstance(instruction, InsertWithNameReference):
-            if instruction.static:
-                name = static_entry(
-                    instruction.name_index, "encoder instruction", EncoderStreamError
-                )[0]
-            else:
-                name = self._dynamic_entry_for_encoder_stream(instruction.name_index)[0]
-            value = instruction.value
-        elif isinstance(instruction, InsertWithLiteralName):
-            name, value = instruction.name, instruction.value
-        else:
-            name, value = self._dynamic_entry_for_encoder_stream(instruction.index)
-        size = entry_size(name, value)
-        if size > table.capacity:
-            raise EncoderStreamError(
-                f"inserted entry of {size} bytes is larger than the table capacity"
-                f" {table.capacity}",
-                "9204#3.2.2",
-            )
-        table.insert(name, value)
-
-    def _dynamic_entry_for_encoder_stream(self, relative_index: int) -> Header:
-        absolute = absolute_from_encoder_relative(relative_index, self.table.insert_count)
-        entry = self.table.get(absolute) if absolute >= 0 else None
-        if entry is None:
-            raise EncoderStreamError(
-                f"encoder instruction refers to relative index {relative_index} (absolute"
-                f" {absolute}), which is not in the dynamic table (evicted or never inserted)",
-                "9204#2.2.3",
-            )
-        return entry.name, entry.value
 
     # -- field sections (RFC 9204 §4.5) ---------------------------------------------------
 
@@ -246,24 +186,33 @@ class Decoder:
                 "field section ends inside its prefix", "9204#4.5.1"
             ) from None
         except MalformedInput as error:
+            if refers_to_dynamic_table(data):
+                # Its Delta Base is unusable, but the encoder counted its references all
+                # the same: they stay outstanding until a Stream Cancellation (§2.2.2.2).
+                self._count_unacknowledged(stream_id)
             raise DecompressionFailed(
                 error.rule, error.rfc, stream_id=stream_id, beyond_limit=error.beyond_limit
             ) from None
+        total_inserts = self.table.insert_count
         required_insert_count = decode_required_insert_count(
-            prefix.encoded_insert_count, self.max_table_capacity, self.table.insert_count
+            prefix.encoded_insert_count, self.max_table_capacity, total_inserts
         )
         if required_insert_count:
-            self._unacknowledged[stream_id] = self._unacknowledged.get(stream_id, 0) + 1
+            self._count_unacknowledged(stream_id)
         waiting = self._blocked.get(stream_id)
         if waiting is not None:
-            waiting.append(_BlockedSection(required_insert_count, data))
+            waiting.append(_BlockedSection(required_insert_count, total_inserts, data))
             return None
-        if required_insert_count > self.table.insert_count:
-            self._block(stream_id, required_insert_count, data)
+        if required_insert_count > total_inserts:
+            self._block(stream_id, _BlockedSection(required_insert_count, total_inserts, data))
             return None
-        return self._decode_now(stream_id, data, required_insert_count)
+        return self._decode_now(stream_id, data, required_insert_count, total_inserts)
 
-    def _block(self, stream_id: int, required_insert_count: int, data: bytes) -> None:
+    def _count_unacknowledged(self, stream_id: int) -> None:
+        """One more section of this stream that refers to the table and is not yet acknowledged."""
+        self._unacknowledged[stream_id] = self._unacknowledged.get(stream_id, 0) + 1
+
+    def _block(self, stream_id: int, section: _BlockedSection) -> None:
         """RFC 9204 §2.2.1: wait for inserts, within the advertised number of blocked streams."""
         if len(self._blocked) >= self.max_blocked_streams:
             raise DecompressionFailed(
@@ -272,8 +221,8 @@ class Decoder:
                 " (SETTINGS_QPACK_BLOCKED_STREAMS)",
                 "9204#2.1.2",
             )
-        self._blocked[stream_id] = [_BlockedSection(required_insert_count, data)]
-        self._record_blocked(stream_id, required_insert_count, data)
+        self._blocked[stream_id] = [section]
+        self._record_blocked(stream_id, section.required_insert_count, section.data)
 
     def _record_blocked(self, stream_id: int, required_insert_count: int, data: bytes) -> None:
         self._record_stream_state(
@@ -337,7 +286,12 @@ class Decoder:
                 while waiting and waiting[0].required_insert_count <= self.table.insert_count:
                     section = waiting.pop(0)
                     released.sections.append(
-                        self._decode_now(stream_id, section.data, section.required_insert_count)
+                        self._decode_now(
+                            stream_id,
+                            section.data,
+                            section.required_insert_count,
+                            section.total_inserts,
+                        )
                     )
             except DecompressionFailed as error:
                 if not error.beyond_limit:
@@ -354,7 +308,7 @@ class Decoder:
         return list(self._blocked)
 
     def _decode_now(
-        self, stream_id: int, data: bytes, required_insert_count: int
+        self, stream_id: int, data: bytes, required_insert_count: int, total_inserts: int
     ) -> DecodedFieldSection:
         record = self.recorder.enabled
         reader = SpanReader(data, record=record)
@@ -398,7 +352,7 @@ class Decoder:
             prefix_json = {
                 "encoded_insert_count": prefix.encoded_insert_count,
                 "max_entries": max_entries(self.max_table_capacity),
-                "total_inserts": self.table.insert_count,
+                "total_inserts": total_inserts,
                 "required_insert_count": required_insert_count,
                 "sign": prefix.sign,
                 "delta_base": prefix.delta_base,

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from h3learn.wire.errors import NeedMoreData
+from h3learn.wire.prefixed_int import parse_prefixed_int
 from h3learn.wire.spans import SpanReader, SpanWriter, display, uses_huffman
 
 EXPLAIN_VALUE = "The field value of the new entry."
@@ -206,3 +208,31 @@ def parse_encoder_instruction(reader: SpanReader) -> EncoderInstruction:
         "9204#4.3.4",
     )
     return Duplicate(index)
+
+
+def encoder_instruction_end(data: bytes | bytearray, position: int) -> int:
+    """Where the encoder instruction that starts at ``position`` ends, read from its integers.
+
+    Only the prefixed integers are read (the name index, the string lengths, the capacity or
+    the index), never a string, so this is cheap however long the strings are. Raises
+    NeedMoreData until enough has arrived to tell, MalformedInput for an unusable integer.
+    A decoder waits for the whole instruction before parsing it: parsing each time a few
+    more bytes arrive would decode a long name again and again (RFC 9204 §7.4).
+    """
+    if position >= len(data):
+        raise NeedMoreData
+    first = data[position]
+    if first & INSERT_WITH_NAME_REFERENCE_BIT:
+        _, value_start = parse_prefixed_int(data, position, 6)  # the name index
+        return _string_end(data, value_start, 7)
+    if first & INSERT_WITH_LITERAL_NAME_BIT:
+        name_end = _string_end(data, position, 5)  # the H bit is the pattern's third bit
+        return _string_end(data, name_end, 7)
+    _, end = parse_prefixed_int(data, position, 5)  # a capacity or a relative index
+    return end
+
+
+def _string_end(data: bytes | bytearray, position: int, length_prefix_bits: int) -> int:
+    """Where a string literal starting at ``position`` ends (its length, then its octets)."""
+    length, octets_start = parse_prefixed_int(data, position, length_prefix_bits)
+    return octets_start + length

@@ -27,6 +27,7 @@ from typing import Any
 
 from h3learn.qpack.errors import DecompressionFailed
 from h3learn.wire.errors import MalformedInput, NeedMoreData
+from h3learn.wire.prefixed_int import parse_prefixed_int
 from h3learn.wire.spans import SpanReader, SpanWriter, display, uses_huffman
 
 EXPLAIN_N = "N bit: 1 asks every later hop to keep this field out of dynamic tables."
@@ -376,11 +377,12 @@ def parse_field_line(reader: SpanReader) -> FieldLine:
 def refers_to_dynamic_table(section: bytes) -> bool:
     """Does an encoded field section declare a non-zero Required Insert Count (§4.5.1.1)?
 
-    Read from the prefix alone, for a section that will never be decoded. A prefix that
-    cannot be read is no section an encoder could be holding references for.
+    Read from the prefix's first integer alone, for a section that will never be decoded or
+    whose Delta Base is unusable. An Encoded Insert Count that cannot be read is no section
+    an encoder could be holding references for.
     """
     try:
-        prefix = FieldSectionPrefix.parse(SpanReader(section, record=False))
+        encoded_insert_count, _ = parse_prefixed_int(section, 0, 8)
     except (NeedMoreData, MalformedInput):
         return False
-    return prefix.encoded_insert_count != 0
+    return encoded_insert_count != 0

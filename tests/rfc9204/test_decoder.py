@@ -454,6 +454,20 @@ def test_a_stream_read_whole_with_unread_referencing_sections_is_owed_a_cancella
     assert decoder.data_to_send() == bytes.fromhex(expected)
 
 
+def test_a_section_with_an_unusable_delta_base_still_holds_references_until_cancelled() -> None:
+    """RFC 9204 §2.2.2.2: the encoder counted this section's references (its Required
+    Insert Count is 1), so when its padded Delta Base fails the decoder's limits (§7.4) and
+    the stream is abandoned, a Stream Cancellation must release them."""
+    decoder = decoder_with([(b"a", b"")])
+    decoder.data_to_send()
+    padded_delta_base = bytes.fromhex("02" "7f8000" "bf40")  # Delta Base 127 as 7f 80 00
+    with pytest.raises(DecompressionFailed) as failure:
+        decoder.decode(4, padded_delta_base)
+    assert failure.value.beyond_limit and failure.value.stream_id == 4
+    decoder.cancel_stream(4, end_received=True)
+    assert decoder.data_to_send() == bytes.fromhex("44")
+
+
 def test_decoder_without_a_dynamic_table_may_omit_stream_cancellations() -> None:
     # §2.2.2.2: with maximum capacity 0 the encoder cannot hold any reference.
     decoder = Decoder(max_table_capacity=0)
@@ -556,7 +570,9 @@ def test_headers_decoded_event_shows_the_prefix_and_each_line_resolved() -> None
     assert event.data["prefix"] == {
         "encoded_insert_count": 5,
         "max_entries": 6,
-        "total_inserts": 4,
+        # The insert count the Required Insert Count was worked out with (§4.5.1.1): 2 when
+        # the section arrived and was blocked, not the 4 there were when it was decoded.
+        "total_inserts": 2,
         "required_insert_count": 4,
         "sign": True,
         "delta_base": 1,

@@ -576,3 +576,28 @@ def test_unfinished_instruction_that_could_still_fit_is_buffered() -> None:
     assert decoder.table.insert_count == 0
     decoder.feed_encoder(instruction[-1:])
     assert decoder.table.insert_count == 1
+
+
+def test_an_instruction_arriving_a_byte_at_a_time_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RFC 9204 §7.4: the decoder reads an instruction's lengths, waits for all of it, and
+    only then parses it. Parsing at every byte would Huffman-decode a long name again each
+    time, work that grows with the square of the instruction's size."""
+    from h3learn.qpack import decoder as decoder_module
+
+    parsed = []
+    parse = decoder_module.parse_encoder_instruction
+
+    def counting_parse(reader: Any) -> Any:
+        parsed.append(reader.position)
+        return parse(reader)
+
+    monkeypatch.setattr(decoder_module, "parse_encoder_instruction", counting_parse)
+    decoder = decoder_with(capacity=4096)
+    parsed.clear()
+    instruction = wire(InsertWithLiteralName(b"n" * 1000, b"v" * 1000, True, True))
+    for byte in instruction:
+        decoder.feed_encoder(bytes((byte,)))
+    assert decoder.table.insert_count == 1
+    assert len(parsed) == 1
