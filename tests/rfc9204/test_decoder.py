@@ -460,7 +460,7 @@ def test_a_section_with_an_unusable_delta_base_still_holds_references_until_canc
     the stream is abandoned, a Stream Cancellation must release them."""
     decoder = decoder_with([(b"a", b"")])
     decoder.data_to_send()
-    padded_delta_base = bytes.fromhex("02" "7f8000" "bf40")  # Delta Base 127 as 7f 80 00
+    padded_delta_base = bytes.fromhex("027f8000bf40")  # Delta Base 127 as 7f 80 00
     with pytest.raises(DecompressionFailed) as failure:
         decoder.decode(4, padded_delta_base)
     assert failure.value.beyond_limit and failure.value.stream_id == 4
