@@ -222,6 +222,19 @@ class FrameParser:
             raise
         return frames
 
+    def feed_then_error(self, data: bytes) -> tuple[list[ParsedFrame], H3ConnectionError | None]:
+        """`feed`, but a broken frame's error comes back after the frames before it, unraised.
+
+        Those frames arrived first, so the caller handles them first (one of them may end
+        the stream's reading with a stream error of its own), and raises the error only
+        then. What a stream yields then does not depend on whether the broken frame came in
+        the same packet as the frames before it.
+        """
+        try:
+            return self.feed(data), None
+        except H3ConnectionError as error:
+            return self.frames_before_error, error
+
     def eof(self) -> None:
         """The stream ended cleanly: RFC 9114 §7.1 makes a truncated last frame H3_FRAME_ERROR."""
         if self._error is not None:

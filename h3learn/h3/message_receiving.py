@@ -40,14 +40,21 @@ if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
 
 
-def receive_frames(
-    conn: H3Connection, stream: RequestStream, frames: list[ParsedFrame], end_stream: bool
-) -> None:
+def receive_bytes(conn: H3Connection, stream: RequestStream, data: bytes, end_stream: bool) -> None:
+    """Bytes on a request or push stream: the frames they complete, in order, then the end.
+
+    A broken frame (a bad Type or Length, a last frame cut short by the end of the stream)
+    is a connection error, but only after the frames before it: if one of those is malformed
+    (a stream error, §4.1.2), the stream is read no further and the broken frame never
+    counts, just as when it arrives in a later packet.
+    """
+    frames, error = stream.parser.feed_then_error(data)
     stream.waiting.extend(frames)
     if end_stream:
-        stream.parser.eof()
         stream.end_received = True
     process_waiting(conn, stream)
+    if error is not None and not stream.abandoned:
+        raise error
 
 
 def process_waiting(conn: H3Connection, stream: RequestStream) -> None:
@@ -69,7 +76,9 @@ def process_waiting(conn: H3Connection, stream: RequestStream) -> None:
 
 def end_of_message(conn: H3Connection, stream: RequestStream) -> None:
     """The stream ended: the message must be whole (RFC 9114 §4.1: a final response, say)
-    and its DATA must add up to its content-length (§4.1.2), or it is malformed."""
+    and its DATA must add up to its content-length (§4.1.2), or it is malformed. First of
+    all, its last frame must be whole: one cut short by the end is H3_FRAME_ERROR (§7.1)."""
+    stream.parser.eof()
     transition(conn, stream, MessageInput.END_OF_STREAM)
     if stream.content is not None:
         check_message(conn, stream, stream.content.finish)

@@ -45,7 +45,7 @@ def receive_bidirectional(
             return
     if stream.abandoned:
         return
-    message_receiving.receive_frames(conn, stream, stream.parser.feed(data), end_stream)
+    message_receiving.receive_bytes(conn, stream, data, end_stream)
 
 
 def unopened_bidirectional_stream(conn: H3Connection, stream_id: int) -> H3ConnectionError:

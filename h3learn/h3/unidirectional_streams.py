@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from h3learn.h3 import closure, error_handling, message_receiving, push, zero_rtt
 from h3learn.h3.actions import SendStreamData
 from h3learn.h3.errors import ErrorCode, H3ConnectionError
+from h3learn.h3.frame_parser import ParsedFrame
 from h3learn.h3.frame_placement import check_frame_allowed
 from h3learn.h3.frames import CancelPushFrame, GoawayFrame, MaxPushIdFrame, SettingsFrame
 from h3learn.h3.http_events import SettingsReceived
@@ -188,9 +189,7 @@ def uni_stream_data(
     elif kind == StreamType.PUSH:
         assert stream.request is not None
         if not stream.request.abandoned:
-            message_receiving.receive_frames(
-                conn, stream.request, stream.request.parser.feed(data), end_stream
-            )
+            message_receiving.receive_bytes(conn, stream.request, data, end_stream)
         return
     if end_stream:
         check_critical_closed(conn, stream.stream_id, "closed")
@@ -213,35 +212,46 @@ def check_critical_closed(conn: H3Connection, stream_id: int, how: str) -> None:
 
 
 def receive_control(conn: H3Connection, data: bytes) -> None:
-    """Frames on the peer's control stream (§6.2.1): SETTINGS first, then the rest."""
-    for parsed in conn._peer_control_parser.feed(data):
-        conn.trace.frame_parsed(conn.peer_control_stream_id, parsed)
-        frame = parsed.frame
-        first = conn._peer_control_frames == 0
-        conn._peer_control_frames += 1
-        if first and not isinstance(frame, SettingsFrame):
+    """Frames on the peer's control stream (§6.2.1): SETTINGS first, then the rest.
+
+    The frames before a broken one are handled first, so the error a peer gets is the first
+    rule broken on the stream however its bytes were split into packets.
+    """
+    frames, error = conn._peer_control_parser.feed_then_error(data)
+    for parsed in frames:
+        control_frame_received(conn, parsed)
+    if error is not None:
+        raise error
+
+
+def control_frame_received(conn: H3Connection, parsed: ParsedFrame) -> None:
+    conn.trace.frame_parsed(conn.peer_control_stream_id, parsed)
+    frame = parsed.frame
+    first = conn._peer_control_frames == 0
+    conn._peer_control_frames += 1
+    if first and not isinstance(frame, SettingsFrame):
+        raise H3ConnectionError(
+            ErrorCode.H3_MISSING_SETTINGS,
+            f"first frame on the control stream is {frame.describe()}, not SETTINGS",
+            "9114#6.2.1",
+        )
+    check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=conn.trace.peer)
+    if isinstance(frame, SettingsFrame):
+        if not first:
             raise H3ConnectionError(
-                ErrorCode.H3_MISSING_SETTINGS,
-                f"first frame on the control stream is {frame.describe()}, not SETTINGS",
-                "9114#6.2.1",
+                ErrorCode.H3_FRAME_UNEXPECTED,
+                "second SETTINGS frame on the control stream",
+                "9114#7.2.4",
             )
-        check_frame_allowed(frame.frame_type, StreamKind.CONTROL, sender=conn.trace.peer)
-        if isinstance(frame, SettingsFrame):
-            if not first:
-                raise H3ConnectionError(
-                    ErrorCode.H3_FRAME_UNEXPECTED,
-                    "second SETTINGS frame on the control stream",
-                    "9114#7.2.4",
-                )
-            settings_received(conn, frame)
-        elif isinstance(frame, GoawayFrame):
-            closure.goaway_received(conn, frame.id)
-        elif isinstance(frame, MaxPushIdFrame):
-            push.max_push_id_received(conn, frame.push_id)
-        elif isinstance(frame, CancelPushFrame):
-            push.cancel_push_received(conn, frame.push_id)
-        elif isinstance(frame, PriorityUpdateFrame):
-            priority_update_received(conn, frame)
+        settings_received(conn, frame)
+    elif isinstance(frame, GoawayFrame):
+        closure.goaway_received(conn, frame.id)
+    elif isinstance(frame, MaxPushIdFrame):
+        push.max_push_id_received(conn, frame.push_id)
+    elif isinstance(frame, CancelPushFrame):
+        push.cancel_push_received(conn, frame.push_id)
+    elif isinstance(frame, PriorityUpdateFrame):
+        priority_update_received(conn, frame)
 
 
 def priority_update_received(conn: H3Connection, frame: PriorityUpdateFrame) -> None:
