@@ -70,6 +70,7 @@ from typing import Any
 from h3learn.events import ENDPOINTS, Event
 from h3learn.trace import replay_http3 as http3
 from h3learn.trace import replay_qpack as qpack
+from h3learn.trace.replay_qpack import INSTRUCTION_EFFECT_SHOWN_BY, Effect
 from h3learn.trace.replay_state import EndpointState, endpoint_json
 
 
@@ -82,14 +83,14 @@ class _State:
     def copy(self) -> _State:
         return _State({name: ep.copy() for name, ep in self.endpoints.items()})
 
-    def apply(self, event: Event, reported_later: bool = False) -> None:
-        """Apply one event. ``reported_later``: see `replay_qpack.instruction_parsed`."""
+    def apply(self, event: Event, effect: Effect = Effect.AT_ONCE) -> None:
+        """Apply one event. ``effect``: see `replay_qpack.instruction_parsed`."""
         for endpoint in self.endpoints.values():
             for table in (endpoint.local, endpoint.remote):
                 table.inserted, table.evicted = [], []
         ep = self.endpoints[event.endpoint]
         if (event.category, event.name) == ("qpack", "instruction_parsed"):
-            qpack.instruction_parsed(ep, event, reported_later)
+            qpack.instruction_parsed(ep, event, effect)
             return
         handler = _HANDLERS.get((event.category, event.name))
         if handler is not None:
@@ -138,9 +139,10 @@ class Replay:
         #: The state after the first _ahead_count events: where the next snapshot comes from.
         self._ahead = _State()
         self._ahead_count = 0
-        self._reported_later: set[int] = set()
+        #: When the decoder instructions that do not take effect at once do (`Effect`).
+        self._effects: dict[int, Effect] = {}
         self._waiting: dict[str, int] = {}
-        _scan_reported_later(self.events, 0, self._waiting, self._reported_later)
+        _scan_instruction_effects(self.events, 0, self._waiting, self._effects)
         #: The state after the step last asked for, to continue from when stepping on.
         self._cursor: tuple[int, _State] | None = None
         if self.events and not on_demand:
@@ -154,12 +156,13 @@ class Replay:
 
         Every answer given so far stays true, with one exception: a decoder instruction
         among the last events whose effect the encoder reports in an event that only now
-        arrived (`_scan_reported_later`) moves to that event. The snapshots and the cursor
-        from that instruction on are then dropped, and rebuilt when next asked for.
+        arrived (`_scan_instruction_effects`) moves to that event, or has none. The
+        snapshots and the cursor from that instruction on are then dropped, and rebuilt
+        when next asked for.
         """
         start = len(self.events)
         self.events.extend(events)
-        changed = _scan_reported_later(self.events, start, self._waiting, self._reported_later)
+        changed = _scan_instruction_effects(self.events, start, self._waiting, self._effects)
         if changed is None:
             return
         del self._snapshots[changed // self.snapshot_every + 1 :]
@@ -179,9 +182,9 @@ class Replay:
             raise IndexError(f"step {step} is outside the trace (0..{len(self.events) - 1})")
         start, state = self._start_for(step)
         for position in range(start, step):
-            state.apply(self.events[position], position in self._reported_later)
+            state.apply(self.events[position], self._effect(position))
         before = state.to_json()
-        state.apply(self.events[step], step in self._reported_later)
+        state.apply(self.events[step], self._effect(step))
         after = state.to_json()
         self._cursor = (step, state)
         return {"step": step, **after, "changed": changed_paths(before, after)}
@@ -196,25 +199,31 @@ class Replay:
                 return cursor_step + 1, cursor_state
         return snapshot * self.snapshot_every, self._snapshot(snapshot).copy()
 
+    def _effect(self, position: int) -> Effect:
+        return self._effects.get(position, Effect.AT_ONCE)
+
     def _snapshot(self, number: int) -> _State:
         """The state before event ``number * snapshot_every``, replaying up to it if need be."""
         while len(self._snapshots) <= number:
             start = len(self._snapshots) * self.snapshot_every
             for position in range(self._ahead_count, start):
-                self._ahead.apply(self.events[position], position in self._reported_later)
+                self._ahead.apply(self.events[position], self._effect(position))
             self._ahead_count = max(self._ahead_count, start)
             self._snapshots.append(self._ahead.copy())
         return self._snapshots[number]
 
 
-def _scan_reported_later(
-    events: Sequence[Event], start: int, waiting: dict[str, int], reported: set[int]
+def _scan_instruction_effects(
+    events: Sequence[Event], start: int, waiting: dict[str, int], effects: dict[int, Effect]
 ) -> int | None:
-    """Find the decoder instructions parsed by an encoder whose effect its next event reports.
+    """Find when the decoder instructions an encoder parsed took effect, from its next event.
 
-    Scans ``events`` from ``start``, adding their positions to ``reported``; ``waiting``
-    (endpoint -> position of its last such instruction still unanswered) carries over from
-    one call to the next. Returns the earliest position before ``start`` newly added, if any.
+    That event is a state_updated reporting the effect (`Effect.AT_REPORT`), or the
+    connection error the instruction caused, which it then never had (`Effect.NONE`); any
+    other (a trace without reports) leaves it at once. Scans ``events`` from ``start``,
+    noting positions in ``effects``; ``waiting`` (endpoint -> position of its last such
+    instruction still unanswered) carries over from one call to the next. Returns the
+    earliest position before ``start`` newly noted, if any.
     """
     earliest: int | None = None
     for position in range(start, len(events)):
@@ -222,8 +231,9 @@ def _scan_reported_later(
         if event.endpoint not in ENDPOINTS:
             raise ValueError(f"event {position}: endpoint {event.endpoint!r}")
         earlier = waiting.pop(event.endpoint, None)
-        if earlier is not None and (event.category, event.name) == ("qpack", "state_updated"):
-            reported.add(earlier)
+        effect = INSTRUCTION_EFFECT_SHOWN_BY.get((event.category, event.name))
+        if earlier is not None and effect is not None:
+            effects[earlier] = effect
             if earlier < start and (earliest is None or earlier < earliest):
                 earliest = earlier
         if (event.category, event.name) == ("qpack", "instruction_parsed") and (

@@ -10,6 +10,7 @@ value before they trust it and pass over what they cannot use.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 from h3learn.events import Event
@@ -17,6 +18,21 @@ from h3learn.trace.replay_state import EndpointState, UnacknowledgedSection, is_
 
 #: The decoder instructions (RFC 9204 §4.4) whose effect on the encoder the replay shows.
 DECODER_INSTRUCTIONS = ("section_acknowledgement", "stream_cancellation", "insert_count_increment")
+
+
+class Effect(Enum):
+    """When a decoder instruction an encoder parsed changes what the encoder knows."""
+
+    AT_ONCE = "at the instruction itself: the trace reports nothing after it"
+    AT_REPORT = "at the encoder's next event, the state_updated that reports the change"
+    NONE = "never: the encoder's next event is the connection error the instruction caused"
+
+
+#: The encoder's next event after a decoder instruction, and what it says of the effect.
+INSTRUCTION_EFFECT_SHOWN_BY = {
+    ("qpack", "state_updated"): Effect.AT_REPORT,
+    ("http3", "connection_error"): Effect.NONE,
+}
 
 
 def dynamic_table_updated(ep: EndpointState, event: Event) -> None:
@@ -56,18 +72,20 @@ def state_updated(ep: EndpointState, event: Event) -> None:
     _set_int(ep, "known_received_count", data.get("known_received_count"))
 
 
-def instruction_parsed(ep: EndpointState, event: Event, reported_later: bool) -> None:
+def instruction_parsed(ep: EndpointState, event: Event, effect: Effect) -> None:
     """An encoder reads a decoder instruction.
 
     h3learn's encoder records the instruction, then carries it out, then reports the new
-    state (a state_updated event): the change is shown at that report, as it happened.
-    Traces without the report (``reported_later`` false) show the change here instead.
+    state (a state_updated event): the change is shown at that report, as it happened. An
+    instruction that breaks a rule (an Insert Count Increment past the inserts sent, say) is
+    followed by the connection error instead, and changes nothing. Traces without reports
+    show the change here.
     """
     if event.data.get("instruction_type") not in DECODER_INSTRUCTIONS:
         return
-    if reported_later:
+    if effect is Effect.AT_REPORT:
         ep.pending = dict(event.data)
-    else:
+    elif effect is Effect.AT_ONCE:
         _decoder_instruction_effect(ep, event.data)
 
 

@@ -163,11 +163,14 @@ def _table_json(
 
 def _max_capacity(ep: EndpointState, whose_settings: str) -> int | None:
     """RFC 9204 §3.2.3: a table's maximum is its decoder's SETTINGS_QPACK_MAX_TABLE_CAPACITY."""
-    for setting in ep.settings[whose_settings] or []:
+    settings = ep.settings[whose_settings]
+    if settings is None:
+        return None  # not known yet
+    for setting in settings:
         if setting.get("id") == QPACK_MAX_TABLE_CAPACITY and is_int(setting.get("value")):
             value: int = setting["value"]
             return value
-    return None
+    return 0  # left at its default (RFC 9204 §5)
 
 
 def is_int(value: Any) -> TypeGuard[int]:

@@ -24,6 +24,7 @@ from trace_helpers import (
 from h3learn.events import Event
 from h3learn.trace import replay as replay_module
 from h3learn.trace.replay import Replay, changed_paths
+from h3learn.trace.replay_qpack import Effect
 
 EXCHANGES = [
     pytest.param(256, False, frozenset(), False, id="small-table"),
@@ -171,10 +172,10 @@ def test_random_access_replays_at_most_k_events(monkeypatch: pytest.MonkeyPatch)
     applied = 0
     real_apply = replay_module._State.apply
 
-    def counting_apply(self: Any, event: Event, reported_later: bool = False) -> None:
+    def counting_apply(self: Any, event: Event, effect: Effect = Effect.AT_ONCE) -> None:
         nonlocal applied
         applied += 1
-        real_apply(self, event, reported_later)
+        real_apply(self, event, effect)
 
     monkeypatch.setattr(replay_module._State, "apply", counting_apply)
     for step in (len(events) - 1, 17, 5_000, 9_001, 0):
@@ -303,3 +304,53 @@ def test_a_replay_extended_piece_by_piece_answers_as_one_made_from_the_whole_tra
     for step in range(len(events)):
         assert growing.state_after(step) == whole.state_after(step), step
     assert asked
+
+
+def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
+    """RFC 9204 §4.4.3: an Insert Count Increment past the inserts sent is a connection
+    error of type QPACK_DECODER_STREAM_ERROR, and the encoder never applies it; the replay
+    must not show a Known Received Count or received entries the encoder never had."""
+    from h3learn.curriculum.violations import raw_unit
+    from h3learn.h3.settings import Settings
+    from h3learn.transport.memory import MemoryPair
+
+    settings = Settings(qpack_max_table_capacity=4096, qpack_blocked_streams=16)
+    pair = MemoryPair.create(client_settings=settings, server_settings=settings)
+    pair.pump()
+    headers = [(b":method", b"GET"), (b":scheme", b"https"), (b":authority", b"a.example")]
+    headers += [(b":path", b"/"), (b"user-agent", b"demo")]
+    pair.client.send_request(headers, end_stream=True)  # seen once: inserted next time
+    pair.pump()
+    pair.hold("client", pair.client.encoder.encoder_stream_id)  # the server sees no inserts
+    pair.client.send_request(headers, end_stream=True)
+    pair.pump()
+    inserted = pair.client.encoder.table.insert_count
+    assert inserted > 0
+    server = pair.server
+    increment = raw_unit(bytes([inserted + 2]), "an Insert Count Increment past the inserts")
+    server.send_deliberately(server.decoder.decoder_stream_id, increment)
+    pair.pump()
+    events = pair.log.events
+    refused = first(events, endpoint="client", name="instruction_parsed")
+    assert events[refused + 1].name == "connection_error"
+    replay = Replay(events)
+    for step in (refused, len(events) - 1):
+        qpack = replay.state_after(step)["client"]["qpack"]
+        assert qpack["known_received_count"] == pair.client.encoder.known_received_count == 0
+        assert not any(entry["received"] for entry in qpack["local_table"]["entries"])
+    assert replay.state_after(refused)["changed"] == []
+
+
+def test_a_maximum_capacity_left_at_its_default_is_zero_once_settings_are_known() -> None:
+    """RFC 9204 §5: SETTINGS without SETTINGS_QPACK_MAX_TABLE_CAPACITY mean 0; the maximum
+    is unknown ("—") only until the SETTINGS arrive."""
+    from h3learn.transport.memory import MemoryPair
+
+    pair = MemoryPair.create()
+    pair.pump()
+    replay = Replay(pair.log.events)
+    assert replay.initial_state()["client"]["qpack"]["local_table"]["maximum_capacity"] is None
+    last = replay.state_after(len(replay) - 1)
+    for endpoint in ("client", "server"):
+        for table in ("local_table", "remote_table"):
+            assert last[endpoint]["qpack"][table]["maximum_capacity"] == 0
