@@ -29,9 +29,11 @@ What survives what:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
+import threading
 import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,6 +90,12 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
+#: Info files are rewritten by two threads of `h3learn serve`: the web's (a rename) and the
+#: capture endpoint's (the state and summary when a connection ends). Each rewrite reads,
+#: changes and writes the whole file, so they take turns, or one would undo the other.
+_INFO_REWRITES = threading.Lock()
+
+
 class CaptureStore:
     """The captures folder: paths, info files, rename, delete, and recovery after a crash."""
 
@@ -133,8 +141,9 @@ class CaptureStore:
         return obj if isinstance(obj, dict) else {}
 
     def update_info(self, capture_id: str, **changes: Any) -> dict[str, Any]:
-        info = self.info(capture_id) | changes
-        write_json_atomic(self.info_path(capture_id), info)
+        with _INFO_REWRITES:
+            info = self.info(capture_id) | changes
+            write_json_atomic(self.info_path(capture_id), info)
         return info
 
     def rename(self, capture_id: str, title: str) -> str:
@@ -167,10 +176,16 @@ class CaptureStore:
             return False
         return f'"format": "{JOURNAL_FORMAT}"' in first
 
-    def summarize(self, capture_id: str, state: str) -> dict[str, Any]:
-        """Read the trace, write its summary (and ``state``) into the info file; returns it."""
+    def summarize(self, capture_id: str, state: str | None) -> dict[str, Any]:
+        """Read the trace, write its summary (and ``state``) into the info file; returns it.
+
+        ``state`` None: the state of a finished connection, as the trace tells it (closed,
+        or failed if it was never established).
+        """
         trace = read_trace(self.path_of(capture_id), max_bytes=None)
         summary = ConnectionSummary().add_all(trace.events)
+        if state is None:
+            state = FAILED if summary.never_established else CLOSED
         return self.update_info(
             capture_id,
             original_title=trace.title,
@@ -207,6 +222,10 @@ class CaptureStore:
         recovered = []
         for capture_id in self.ids():
             if not self.is_journal(capture_id):
+                if self.info(capture_id).get("state") == LIVE:
+                    # Finished, but its info file missed the news (a rename once undid it).
+                    with contextlib.suppress(OSError, TraceFormatError):
+                        self.summarize(capture_id, None)
                 continue
             path = self.path_of(capture_id)
             try:

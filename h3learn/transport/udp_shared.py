@@ -28,7 +28,7 @@ from h3learn.h3.errors import code_name
 from h3learn.h3.settings import Settings
 from h3learn.trace.store import LiveTrace
 from h3learn.trace.stored_events import TraceFormatError
-from h3learn.transport.quic import close_reason
+from h3learn.transport.quic import close_reason, is_idle_timeout
 
 Header = tuple[bytes, bytes]
 
@@ -159,7 +159,10 @@ def format_address(address: Sequence[Any]) -> str:
 
 
 def describe_close(event: ConnectionTerminated) -> str:
-    """How a connection was closed: an HTTP/3 code, or QUIC's own (RFC 9000 §19.19)."""
+    """How a connection was closed: an HTTP/3 code, QUIC's own (RFC 9000 §19.19), or no
+    code at all: dropped after its idle timeout (RFC 9000 §10.1)."""
+    if is_idle_timeout(event):
+        return "idle timeout: nothing arrived for the agreed time (RFC 9000 §10.1)"
     if event.frame_type is None:
         reason = f": {event.reason_phrase}" if event.reason_phrase else ""
         return f"{code_name(event.error_code)}{reason}"

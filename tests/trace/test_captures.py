@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,48 @@ def test_a_row_is_summarised_once_and_kept_in_the_info_file(tmp_path: Path) -> N
     row = store.row(capture_id)
     assert row["requests"] == 4 and row["state"] == CLOSED
     assert row["user_agent"] == "h3learn/0.1 (learning HTTP/3)"
+
+
+def test_a_rename_and_the_end_of_the_connection_do_not_undo_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web thread renames while the endpoint's thread writes the final state: each
+    rewrite of the info file waits for the other, so the title and "closed" both stay."""
+    from h3learn.trace import captures
+
+    store = CaptureStore(tmp_path)
+    capture_id = journal(store, 3)
+    store.update_info(capture_id, state="live")
+    inside, release = threading.Event(), threading.Event()
+    write = captures.write_json_atomic
+
+    def slow_first_write(path: Path, obj: object) -> None:
+        if not inside.is_set():
+            inside.set()
+            release.wait(10)  # the connection's end is written here, slowly
+        write(path, obj)
+
+    monkeypatch.setattr(captures, "write_json_atomic", slow_first_write)
+    ending = threading.Thread(
+        target=store.update_info, args=(capture_id,), kwargs={"state": CLOSED}
+    )
+    ending.start()
+    assert inside.wait(10)
+    renaming = threading.Thread(target=store.rename, args=(capture_id, "my visit"))
+    renaming.start()
+    renaming.join(0.3)  # without turns, the rename reads "live" and is written by now
+    release.set()
+    ending.join(10)
+    renaming.join(10)
+    info = store.info(capture_id)
+    assert (info.get("title"), info.get("state")) == ("my visit", CLOSED)
+
+
+def test_recover_settles_a_finished_capture_whose_info_still_says_live(tmp_path: Path) -> None:
+    """A finished (native) trace is no live connection, whatever an old info file says."""
+    store = CaptureStore(tmp_path)
+    capture_id = journal(store, 12, pid=None)
+    store.recover()  # now native, "interrupted"
+    store.update_info(capture_id, state="live")  # what a lost write once left behind
+    assert store.recover() == []
+    assert store.info(capture_id)["state"] == CLOSED
