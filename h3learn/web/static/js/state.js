@@ -198,13 +198,14 @@ function connection(name, state, marks) {
     if (!usedBy.includes(name) && empty) continue;
     items.push([`${path}.${record}.${direction}`, label, Array.isArray(value) ? list(value) : value]);
   }
-  items.push([`${path}.closed`, "connection", closedText(state.closed)]);
   return {
     key: "connection",
     sig: "",
     build: () => h("div", { class: "connection", data: { path } }),
     update: (node) => syncChildren(node, [
       { key: "title", sig: "Connection", build: () => h("h4", {}, "Connection") },
+      // How it ended on a line of its own, above the frames that led there.
+      metrics("closed", [[`${path}.closed`, "connection", closedText(state.closed)]], marks),
       metrics("metrics", items, marks)]),
   };
 }
