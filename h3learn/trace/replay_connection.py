@@ -9,7 +9,7 @@ stream they travel on, and the replay keeps the latest of each in `ConnectionSta
     PUSH_PROMISE  push_id   RFC 9114 §7.2.5         a push ID promised (on a request stream)
     CANCEL_PUSH   push_id   RFC 9114 §7.2.3         a push ID cancelled
 
-A frame is shown as it was sent or read, even one that breaks a rule: the peer's
+A frame is shown as it was sent or read, even one that breaks a rule: the receiver's
 connection error (the next steps, in ``errors`` and ``closed``) says that it was refused.
 ``connection_closed`` (a clean close, H3_NO_ERROR or an idle timeout: RFC 9114 §5.3,
 §5.1) and ``connection_error`` (RFC 9114 §8) end the connection: the first of them is
