@@ -26,15 +26,20 @@ What each event contributes (docs/events.md lists the events):
                                   was accepted (the remembered ones) or refused (defaults)
     http3 stream_type_set         a stream's type and who opened it
     http3 stream_state_updated    a request or push stream's state (RFC 9114 §4.1)
-    http3 frame_*                 a stream seen for the first time (type from its ID)
-    http3 stream/connection_error the error list (a stream error also resets the stream)
+    http3 frame_*                 a stream seen for the first time (type from its ID); a
+                                  GOAWAY, MAX_PUSH_ID, PUSH_PROMISE or CANCEL_PUSH sent or
+                                  received (RFC 9114 §5.2, §4.6), in ``connection``
+    http3 stream/connection_error the error list (a stream error also resets the stream; a
+                                  connection error closes the connection)
+    http3 connection_closed       the connection closed without an error (RFC 9114 §5.3)
     http3 reset_stream            this endpoint abandoned sending on a stream: "reset"
     http3 stop_sending            a stream the endpoint asked the peer to stop sending on
                                   ("stop_sending sent") or was asked to ("... received")
     transport connection_started  a new connection begins (a lesson in several parts): the
                                   endpoint starts again from nothing
 
-The rule for each event is in replay_qpack.py (RFC 9204) or replay_http3.py (RFC 9114), and
+The rule for each event is in replay_qpack.py (RFC 9204), replay_http3.py (RFC 9114's
+streams and settings) or replay_connection.py (RFC 9114's connection-wide state), and
 `_HANDLERS` below says which; the records they change, and the JSON the UI gets of them,
 are in replay_state.py. This module applies the rules in order and answers any step.
 
@@ -49,7 +54,9 @@ from qlog lacks (aioquic logs no QPACK events, so its tables stay empty).
 The answer is ``{"step", "client", "server", "changed"}``; each endpoint has ``qpack``
 (``local_table`` and ``remote_table``, ``known_received_count``, ``blocked_streams``, ...),
 ``settings`` (``local``, ``remote``), ``streams`` (keyed by stream ID as a string, since JSON
-keys are strings) and ``errors``. ``changed`` lists what differs from the state before the
+keys are strings), ``errors`` and ``connection`` (``goaway``, ``max_push_id``,
+``pushes_promised`` and ``pushes_cancelled``, each ``sent`` and ``received``, and
+``closed``). ``changed`` lists what differs from the state before the
 step, as dotted paths (`changed_paths`); comparing states, rather than having each rule
 report what it touched, also catches what a step changes indirectly (a higher Known
 Received Count makes entries ``received`` and streams stop ``blocking``).
@@ -68,6 +75,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from h3learn.events import ENDPOINTS, Event
+from h3learn.trace import replay_connection as connection
 from h3learn.trace import replay_http3 as http3
 from h3learn.trace import replay_qpack as qpack
 from h3learn.trace.replay_qpack import INSTRUCTION_EFFECT_SHOWN_BY, Effect
@@ -100,6 +108,18 @@ class _State:
         return {name: endpoint_json(ep) for name, ep in self.endpoints.items()}
 
 
+def _frame(ep: EndpointState, event: Event) -> None:
+    """A frame: its stream, and what it says of the connection (RFC 9114 §5.2, §4.6)."""
+    http3.frame(ep, event)
+    connection.frame(ep, event)
+
+
+def _connection_error(ep: EndpointState, event: Event) -> None:
+    """RFC 9114 §8: an error in the list, and the connection closed with its code."""
+    http3.error(ep, event)
+    connection.closed(ep, event)
+
+
 #: What each event does to the endpoint that recorded it (the module docstring lists them).
 _HANDLERS: dict[tuple[str, str], Callable[[EndpointState, Event], None]] = {
     ("qpack", "dynamic_table_updated"): qpack.dynamic_table_updated,
@@ -114,11 +134,12 @@ _HANDLERS: dict[tuple[str, str], Callable[[EndpointState, Event], None]] = {
     ("http3", "reset_stream"): http3.stream_frame,
     ("http3", "stop_sending"): http3.stream_frame,
     ("http3", "stream_type_set"): http3.stream_type_set,
-    ("http3", "frame_created"): http3.frame,
-    ("http3", "frame_parsed"): http3.frame,
+    ("http3", "frame_created"): _frame,
+    ("http3", "frame_parsed"): _frame,
     ("http3", "stream_state_updated"): http3.stream_state_updated,
     ("http3", "stream_error"): http3.error,
-    ("http3", "connection_error"): http3.error,
+    ("http3", "connection_error"): _connection_error,
+    ("http3", "connection_closed"): connection.closed,
     ("transport", "connection_started"): http3.connection_started,
 }
 

@@ -2,7 +2,8 @@
 
 One rule per event (replay.py's table says which): the SETTINGS each side sent (RFC 9114
 §7.2.4) and a resuming client's remembered ones (§7.2.4.2), each stream's type and who
-opened it (§6.1, §6.2), a request or push stream's state (§4.1), streams reset or asked to
+opened it (§6.1, §6.2), a request or push stream's state (§4.1: a push stream this endpoint
+opened has nothing to receive, so it is complete at once), streams reset or asked to
 stop sending (RFC 9000 §3.5), stream and connection errors (§8), and a new connection in
 the same trace, which starts an endpoint again from nothing. A stream first seen in a frame
 gets what its ID says (RFC 9000 §2.1).
@@ -61,6 +62,16 @@ def stream_type_set(ep: EndpointState, event: Event) -> None:
     push_id = event.data.get("push_id", event.data.get("associated_push_id"))
     if push_id is not None:
         info["push_id"] = push_id
+    if info["type"] == "push" and info["owner"] == "local" and info["state"] == "open":
+        info["state"] = SENDING_ONLY_STATE
+
+
+#: RFC 9114 §4.1, §6.2.2: the state of a push stream this endpoint opened. A request or push
+#: stream's state is that of the message the endpoint receives on it, and nothing comes back
+#: on a unidirectional stream: there is no message to wait for, so it is complete from the
+#: start, as H3Connection marks it (h3/push.py, `create_push_stream`), while the endpoint
+#: goes on sending the response on it.
+SENDING_ONLY_STATE = "complete"
 
 
 def frame(ep: EndpointState, event: Event) -> None:

@@ -5,8 +5,10 @@ table (RFC 9204 §3.2: ``local``, its encoder's, and ``remote``, its decoder's, 
 `TableState`), the encoder's Known Received Count (RFC 9204 §2.1.4) and the field sections
 still awaiting their Section Acknowledgment (`UnacknowledgedSection`, RFC 9204 §2.1.1), the
 streams its decoder holds blocked (RFC 9204 §2.2.1), the SETTINGS each side sent (RFC 9114
-§7.2.4), its streams and its errors. The rules that change these records, one per event,
-are in replay_qpack.py and replay_http3.py; replay.py applies them.
+§7.2.4), its streams, its errors, and what it knows of the connection as a whole
+(`ConnectionState`: GOAWAY, RFC 9114 §5.2; server push, §4.6; the close, §5.3). The rules
+that change these records, one per event, are in replay_qpack.py, replay_http3.py and
+replay_connection.py; replay.py applies them.
 
 `endpoint_json` gives the record's JSON form, the answer's ``client`` and ``server``, and
 adds what is derived rather than recorded (replay.py's docstring, "Derived"): the marks
@@ -54,6 +56,52 @@ class TableState:
         )
 
 
+#: The two directions of a control frame: this endpoint's own, and the peer's.
+DIRECTIONS = ("sent", "received")
+
+
+@dataclass(slots=True)
+class ConnectionState:
+    """RFC 9114 §5.2, §5.3 and §4.6: what one endpoint knows of the connection as a whole.
+
+    Each record is keyed by direction, ``sent`` (frames this endpoint created) and
+    ``received`` (frames it parsed): the identifier of the latest GOAWAY (§5.2, §7.2.6; each
+    may only decrease), the latest MAX_PUSH_ID (§7.2.7; a client sends it, a server
+    receives it), the push IDs promised by PUSH_PROMISE (§7.2.5) and those cancelled by
+    CANCEL_PUSH (§7.2.3), in order, each once. ``closed`` is the event that ended the
+    connection (§5.3, §8): a clean close or a connection error, None while it is open.
+    """
+
+    goaway: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS))
+    max_push_id: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS))
+    #: Tuples, never changed in place, so that a copy may share them.
+    pushes_promised: dict[str, tuple[int, ...]] = field(
+        default_factory=lambda: dict.fromkeys(DIRECTIONS, ())
+    )
+    pushes_cancelled: dict[str, tuple[int, ...]] = field(
+        default_factory=lambda: dict.fromkeys(DIRECTIONS, ())
+    )
+    closed: dict[str, Any] | None = None
+
+    def copy(self) -> ConnectionState:
+        return ConnectionState(
+            dict(self.goaway),
+            dict(self.max_push_id),
+            dict(self.pushes_promised),
+            dict(self.pushes_cancelled),
+            self.closed,  # replaced, never changed in place
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "goaway": dict(self.goaway),
+            "max_push_id": dict(self.max_push_id),
+            "pushes_promised": {side: list(ids) for side, ids in self.pushes_promised.items()},
+            "pushes_cancelled": {side: list(ids) for side, ids in self.pushes_cancelled.items()},
+            "closed": copy.deepcopy(self.closed),
+        }
+
+
 @dataclass(slots=True)
 class EndpointState:
     """What one endpoint knows."""
@@ -77,6 +125,7 @@ class EndpointState:
     )
     streams: dict[int, dict[str, Any]] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    connection: ConnectionState = field(default_factory=ConnectionState)
 
     def copy(self) -> EndpointState:
         return EndpointState(
@@ -92,6 +141,7 @@ class EndpointState:
             settings=dict(self.settings),
             streams={stream: dict(info) for stream, info in self.streams.items()},
             errors=list(self.errors),
+            connection=self.connection.copy(),
         )
 
     def table(self, owner: Any) -> TableState | None:
@@ -143,6 +193,7 @@ def endpoint_json(ep: EndpointState) -> dict[str, Any]:
         "settings": copy.deepcopy(ep.settings),
         "streams": {str(stream): dict(info) for stream, info in sorted(ep.streams.items())},
         "errors": copy.deepcopy(ep.errors),
+        "connection": ep.connection.to_json(),
     }
 
 

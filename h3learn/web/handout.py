@@ -6,8 +6,8 @@ from the same answers as the JSON API: `present.step_event` for the event and it
 demand is written out here: the bytes of every field beside its name, value and meaning,
 and the state as text. To stay a handout rather than a dump, each block shows the QPACK
 counts and both dynamic tables of each endpoint, and of the rest (SETTINGS, streams,
-errors) only what the step changed; changed items are marked in words as well as colour,
-so a black-and-white print keeps them.
+the connection's GOAWAY, push IDs and close, errors) only what the step changed; changed
+items are marked in words as well as colour, so a black-and-white print keeps them.
 """
 
 from __future__ import annotations
@@ -36,6 +36,18 @@ ENDPOINT_NAMES = ("client", "server")
 TABLE_TITLES = {
     "local_table": "Encoder's dynamic table (filled by this endpoint)",
     "remote_table": "Decoder's dynamic table (the peer's, as this endpoint decoded it)",
+}
+
+#: RFC 9114 §5.2, §4.6: the records of the state's ``connection``, as the step page words them.
+CONNECTION_LABELS = {
+    ("goaway", "sent"): "GOAWAY sent",
+    ("goaway", "received"): "GOAWAY received",
+    ("max_push_id", "sent"): "MAX_PUSH_ID sent",
+    ("max_push_id", "received"): "MAX_PUSH_ID received",
+    ("pushes_promised", "sent"): "pushes promised",
+    ("pushes_promised", "received"): "pushes promised to it",
+    ("pushes_cancelled", "sent"): "CANCEL_PUSH sent",
+    ("pushes_cancelled", "received"): "CANCEL_PUSH received",
 }
 
 
@@ -199,6 +211,15 @@ def endpoint_state(name: str, state: dict[str, Any], changed: list[str]) -> Endp
     ]
     if streams:
         changes.append(("Streams changed", streams))
+    connection = [
+        _connection_line(record, direction, state["connection"])
+        for record, direction in CONNECTION_LABELS
+        if f"{name}.connection.{record}.{direction}" in marks
+    ]
+    if f"{name}.connection.closed" in marks:
+        connection.append(_closed_line(state["connection"]["closed"]))
+    if connection:
+        changes.append(("Connection changed", connection))
     if f"{name}.errors" in marks:
         changes.append(
             (
@@ -215,6 +236,25 @@ def endpoint_state(name: str, state: dict[str, Any], changed: list[str]) -> Endp
         tables=tables,
         changes=changes,
     )
+
+
+def _connection_line(record: str, direction: str, connection: dict[str, Any]) -> str:
+    value = connection[record][direction]
+    shown = _listed(value) if isinstance(value, list) else "—" if value is None else value
+    return f"{CONNECTION_LABELS[record, direction]}: {shown}"
+
+
+def _closed_line(closed: dict[str, Any] | None) -> str:
+    """RFC 9114 §5.3, §8: how the connection ended, and who ended it (as on the step page)."""
+    if closed is None:
+        return "connection: open"
+    how = "closed cleanly" if closed.get("clean") else "closed with an error"
+    if closed.get("direction") == "sent":
+        by = "by this endpoint"
+    else:
+        by = "by QUIC" if closed.get("layer") == "quic" else "by the peer"
+    rule = f" ({closed['rule']})" if closed.get("rule") else ""
+    return f"connection: {how} {by}: {closed.get('code_name') or closed.get('code')}{rule}"
 
 
 def _table(path: str, title: str, table: dict[str, Any], marks: set[str]) -> Table:

@@ -21,10 +21,13 @@ from trace_helpers import (
     walkthrough_log,
 )
 
-from h3learn.events import Event
+from h3learn.events import ENDPOINTS, Event
+from h3learn.h3.connection import H3Connection
+from h3learn.h3.errors import ErrorCode
 from h3learn.trace import replay as replay_module
 from h3learn.trace.replay import Replay, changed_paths
 from h3learn.trace.replay_qpack import Effect
+from h3learn.transport.memory import MemoryPair
 
 EXCHANGES = [
     pytest.param(256, False, frozenset(), False, id="small-table"),
@@ -354,3 +357,137 @@ def test_a_maximum_capacity_left_at_its_default_is_zero_once_settings_are_known(
     for endpoint in ("client", "server"):
         for table in ("local_table", "remote_table"):
             assert last[endpoint]["qpack"][table]["maximum_capacity"] == 0
+
+
+# -- the connection as a whole: GOAWAY, server push, the close (RFC 9114 §5.2, §4.6, §5.3) --
+
+REQUEST = [
+    (b":method", b"GET"),
+    (b":scheme", b"https"),
+    (b":authority", b"a.example"),
+    (b":path", b"/"),
+]
+PUSHED = [*REQUEST[:3], (b":path", b"/style.css")]
+RESPONSE = [(b":status", b"200")]
+
+
+def live_connection(conn: H3Connection) -> dict[str, Any]:
+    """What an H3Connection holds of the connection, in the shape of the replay's."""
+    own_push_streams = {
+        stream_id: stream.exchange.state.value
+        for stream_id, stream in conn._requests.items()
+        if stream.push_id is not None and not conn.is_client
+    }
+    return {
+        "goaway": {"sent": conn.goaway_sent, "received": conn.goaway_received},
+        "max_push_id": conn.max_push_id,
+        "promised": sorted(conn._promised),
+        "cancelled": sorted(conn._cancelled_pushes),
+        "closed": conn.close_code if conn.closed else None,
+        "push_streams": own_push_streams,
+    }
+
+
+def replayed_connection(
+    name: str, endpoint: dict[str, Any], live: dict[str, Any]
+) -> dict[str, Any]:
+    """The replay's endpoint in the shape of `live_connection` (the live one has no sides)."""
+    state = endpoint["connection"]
+    closed = state["closed"]
+    return {
+        "goaway": state["goaway"],
+        "max_push_id": state["max_push_id"]["sent" if name == "client" else "received"],
+        "promised": sorted(
+            {*state["pushes_promised"]["sent"], *state["pushes_promised"]["received"]}
+        ),
+        "cancelled": sorted(
+            {*state["pushes_cancelled"]["sent"], *state["pushes_cancelled"]["received"]}
+        ),
+        "closed": None if closed is None else closed["code"],
+        "push_streams": {
+            stream_id: endpoint["streams"][str(stream_id)]["state"]
+            for stream_id in live["push_streams"]
+        },
+    }
+
+
+def test_goaway_push_ids_and_the_close_equal_what_the_live_connections_had() -> None:
+    """RFC 9114 §5.2, §7.2.3, §7.2.5, §7.2.7, §5.3: checked after every exchange."""
+    memory = MemoryPair.create()
+    checks: list[tuple[int, dict[str, dict[str, Any]]]] = []
+
+    def exchanged() -> None:
+        memory.pump()
+        live = {name: live_connection(memory.endpoint(name)) for name in ENDPOINTS}
+        checks.append((len(memory.log.events) - 1, live))
+
+    client, server = memory.client, memory.server
+    exchanged()
+    client.send_max_push_id(2)
+    first_request = client.send_request(REQUEST, end_stream=True)
+    second_request = client.send_request(REQUEST, end_stream=True)
+    exchanged()
+    promised = server.send_push_promise(first_request, PUSHED)
+    refused = server.send_push_promise(first_request, [*PUSHED[:3], (b":path", b"/a.js")])
+    exchanged()
+    client.cancel_push(refused)
+    push_stream = server.create_push_stream(promised)
+    exchanged()
+    server.send_headers(push_stream, RESPONSE)
+    exchanged()
+    server.send_data(push_stream, b"body", end_stream=True)
+    client.send_max_push_id(5)
+    exchanged()
+    cancelled = server.send_push_promise(second_request, [*PUSHED[:3], (b":path", b"/b.js")])
+    server.cancel_push(cancelled)
+    server.send_goaway(8)
+    exchanged()
+    server.send_goaway(4)  # excludes the second request
+    client.send_goaway(3)
+    exchanged()
+    server.send_headers(first_request, RESPONSE, end_stream=True)
+    exchanged()
+    server.close(ErrorCode.H3_NO_ERROR, "done")
+    exchanged()
+
+    replay = Replay(memory.log.events)
+    for step, live in checks:
+        state = replay.state_after(step)
+        for name in ENDPOINTS:
+            assert replayed_connection(name, state[name], live[name]) == live[name], (step, name)
+    final = replay.state_after(len(replay) - 1)
+    assert final["server"]["connection"]["goaway"] == {"sent": 4, "received": 3}
+    assert final["client"]["connection"]["pushes_cancelled"] == {"sent": [1], "received": [2]}
+    assert final["server"]["connection"]["closed"] == {
+        "seq": final["server"]["connection"]["closed"]["seq"],
+        "clean": True,
+        "code": ErrorCode.H3_NO_ERROR,
+        "code_name": "H3_NO_ERROR",
+        "rule": "done",
+        "direction": "sent",
+    }
+    assert final["client"]["connection"]["closed"]["direction"] == "received"
+    # The client's view of the push stream ends as the server's always was.
+    assert final["client"]["streams"][str(push_stream)]["state"] == "complete"
+    assert final["server"]["streams"][str(push_stream)]["state"] == "complete"
+
+
+def test_a_step_sending_or_reading_goaway_names_it_in_changed() -> None:
+    """As in lesson 11, a GOAWAY is a change on both sides (RFC 9114 §5.2), and so is a
+    clean close (RFC 9114 §5.3), which the error list does not show."""
+    memory = MemoryPair.create()
+    memory.pump()
+    memory.client.send_request(REQUEST, end_stream=True)
+    memory.server.send_goaway(4)
+    memory.pump()
+    events = list(memory.log.events)
+    replay = Replay(events)
+    sent = first(events, name="frame_created", endpoint="server", stream_id=3, length=1)
+    read = first(events, name="frame_parsed", endpoint="client", stream_id=3, length=1)
+    assert replay.state_after(sent)["changed"] == ["server.connection.goaway.sent"]
+    assert replay.state_after(read)["changed"][0] == "client.connection.goaway.received"
+    memory.client.close()
+    memory.pump()
+    replay.extend(memory.log.events[len(events) :])
+    closing = first(memory.log.events, name="connection_closed", endpoint="client")
+    assert replay.state_after(closing)["changed"] == ["client.connection.closed"]

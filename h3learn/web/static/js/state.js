@@ -166,6 +166,50 @@ function streams(path, all, marks) {
   ];
 }
 
+// RFC 9114 §5.2, §4.6: [record, direction, label, the endpoints it is listed for]. A
+// direction is listed for the endpoint that uses it (a client sends MAX_PUSH_ID, a server
+// PUSH_PROMISE), and for the other too once the trace has something in it.
+const CONNECTION_ITEMS = [
+  ["goaway", "sent", "GOAWAY sent", ["client", "server"]],
+  ["goaway", "received", "GOAWAY received", ["client", "server"]],
+  ["max_push_id", "sent", "MAX_PUSH_ID sent", ["client"]],
+  ["max_push_id", "received", "MAX_PUSH_ID received", ["server"]],
+  ["pushes_promised", "sent", "pushes promised", ["server"]],
+  ["pushes_promised", "received", "pushes promised to it", ["client"]],
+  ["pushes_cancelled", "sent", "CANCEL_PUSH sent", ["client", "server"]],
+  ["pushes_cancelled", "received", "CANCEL_PUSH received", ["client", "server"]],
+];
+
+// RFC 9114 §5.3, §8: "open", or how the connection ended and who ended it.
+function closedText(closed) {
+  if (!closed) return "open";
+  const how = closed.clean ? "closed cleanly" : "closed with an error";
+  const by = closed.direction === "sent" ? "by this endpoint"
+    : closed.layer === "quic" ? "by QUIC" : "by the peer";
+  return `${how} ${by}: ${closed.code_name || closed.code}`;
+}
+
+function connection(name, state, marks) {
+  const path = `${name}.connection`;
+  const items = [];
+  for (const [record, direction, label, usedBy] of CONNECTION_ITEMS) {
+    const value = state[record][direction];
+    const empty = value === null || (Array.isArray(value) && !value.length);
+    if (!usedBy.includes(name) && empty) continue;
+    items.push([`${path}.${record}.${direction}`, label, Array.isArray(value) ? list(value) : value]);
+  }
+  return {
+    key: "connection",
+    sig: "",
+    build: () => h("div", { class: "connection", data: { path } }),
+    update: (node) => syncChildren(node, [
+      { key: "title", sig: "Connection", build: () => h("h4", {}, "Connection") },
+      // How it ended on a line of its own, above the frames that led there.
+      metrics("closed", [[`${path}.closed`, "connection", closedText(state.closed)]], marks),
+      metrics("metrics", items, marks)]),
+  };
+}
+
 function errors(state) {
   return block("errors", state.errors, [], new Set(), () => (state.errors.length
     ? h("div", {}, h("h4", {}, "Errors"), h("ul", { class: "errors" },
@@ -194,6 +238,7 @@ function endpointItems(name, state, marks) {
         settings(`${name}.settings.local`, "SETTINGS it sends", state.settings.local, marks),
         settings(`${name}.settings.remote`, "SETTINGS it received", state.settings.remote, marks)]),
     },
+    connection(name, state.connection, marks),
     ...streams(`${name}.streams`, state.streams, marks),
     errors(state),
   ];

@@ -1,0 +1,66 @@
+"""RFC 9114 §5.2, §5.3 and §4.6: how the events change what an endpoint knows of the connection.
+
+Four control frames say something about the connection as a whole rather than about the
+stream they travel on, and the replay keeps the latest of each in `ConnectionState`,
+``sent`` for a ``frame_created`` and ``received`` for a ``frame_parsed``:
+
+    GOAWAY        id        RFC 9114 §5.2, §7.2.6   the latest identifier (it may only decrease)
+    MAX_PUSH_ID   push_id   RFC 9114 §7.2.7         the latest limit (it may only increase)
+    PUSH_PROMISE  push_id   RFC 9114 §7.2.5         a push ID promised (on a request stream)
+    CANCEL_PUSH   push_id   RFC 9114 §7.2.3         a push ID cancelled
+
+A frame is shown as it was sent or read, even one that breaks a rule: the receiver's
+connection error (the next steps, in ``errors`` and ``closed``) says that it was refused.
+``connection_closed`` (a clean close, H3_NO_ERROR or an idle timeout: RFC 9114 §5.3,
+§5.1) and ``connection_error`` (RFC 9114 §8) end the connection: the first of them is
+kept as ``closed``, since nothing is read once a connection is closed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from h3learn.events import Event
+from h3learn.trace.replay_state import EndpointState, is_int
+
+#: Which record of `ConnectionState` a frame type updates, and the field holding its value.
+LATEST_VALUE_FRAMES = {"goaway": ("goaway", "id"), "max_push_id": ("max_push_id", "push_id")}
+PUSH_ID_LIST_FRAMES = {
+    "push_promise": "pushes_promised",
+    "cancel_push": "pushes_cancelled",
+}
+
+#: What a close keeps of its event, those it has (docs/events.md, ``connection_closed``).
+CLOSE_KEYS = ("code", "code_name", "layer", "rule", "direction")
+
+
+def frame(ep: EndpointState, event: Event) -> None:
+    """A GOAWAY, MAX_PUSH_ID, PUSH_PROMISE or CANCEL_PUSH this endpoint sent or read."""
+    carried = event.data.get("frame")
+    if not isinstance(carried, dict):
+        return
+    frame_type = carried.get("frame_type")
+    direction = "sent" if event.name == "frame_created" else "received"
+    state = ep.connection
+    if frame_type in LATEST_VALUE_FRAMES:
+        record, key = LATEST_VALUE_FRAMES[frame_type]
+        value = carried.get(key)
+        if is_int(value):
+            getattr(state, record)[direction] = value
+    elif frame_type in PUSH_ID_LIST_FRAMES:
+        push_id = carried.get("push_id")
+        push_ids: dict[str, tuple[int, ...]] = getattr(state, PUSH_ID_LIST_FRAMES[frame_type])
+        if is_int(push_id) and push_id not in push_ids[direction]:
+            push_ids[direction] = (*push_ids[direction], push_id)
+
+
+def closed(ep: EndpointState, event: Event) -> None:
+    """RFC 9114 §5.3 and §8: the connection ended, cleanly or with an error."""
+    if ep.connection.closed is not None:
+        return  # the first close is the one that took effect
+    kept: dict[str, Any] = {"seq": event.seq, "clean": event.name == "connection_closed"}
+    for key in CLOSE_KEYS:
+        if key in event.data:
+            value = event.data[key]
+            kept[key] = int(value) if is_int(value) else value
+    ep.connection.closed = kept
