@@ -58,7 +58,11 @@ class PushPromiseReceived:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PushCancelled:
-    """The peer sent CANCEL_PUSH for ``push_id`` (RFC 9114 §7.2.3)."""
+    """The peer sent CANCEL_PUSH for ``push_id`` (RFC 9114 §7.2.3).
+
+    On a server whose push stream for it was still open, that stream has been reset
+    (H3_REQUEST_CANCELLED): nothing more can be sent on it.
+    """
 
     push_id: int
 

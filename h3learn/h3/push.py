@@ -309,7 +309,11 @@ def max_push_id_received(conn: H3Connection, push_id: int) -> None:
 
 
 def cancel_push_received(conn: H3Connection, push_id: int) -> None:
-    """The peer's CANCEL_PUSH (§7.2.3): the push will not be used, or not sent."""
+    """The peer's CANCEL_PUSH (§7.2.3): the push will not be used, or not sent.
+
+    A server whose push stream for it is still sending cuts it off with RESET_STREAM
+    H3_REQUEST_CANCELLED, as §7.2.3 asks (SHOULD): the client does not want the rest.
+    """
     if conn.is_client:
         check_push_id_allowed(conn, push_id, "CANCEL_PUSH", "9114#7.2.3")
     elif push_id not in conn._promised:
@@ -319,4 +323,12 @@ def cancel_push_received(conn: H3Connection, push_id: int) -> None:
             "9114#7.2.3",
         )
     conn._cancelled_pushes.add(push_id)
+    if not conn.is_client:
+        sending = [s for s in conn._requests.values() if s.push_id == push_id and not s.end_sent]
+        for stream in sending:
+            why = f"the client cancelled push {push_id} (CANCEL_PUSH) while its stream was open"
+            conn.trace.stream_error(
+                stream.stream_id, ErrorCode.H3_REQUEST_CANCELLED, why, "9114#7.2.3", "sent"
+            )
+            error_handling.abandon(conn, stream, ErrorCode.H3_REQUEST_CANCELLED, why, "9114#7.2.3")
     conn._events.append(PushCancelled(push_id=push_id))

@@ -182,6 +182,28 @@ def test_a_server_opens_one_push_stream_per_push_id() -> None:
         memory.server.create_push_stream(push_id)
 
 
+def test_a_server_cuts_off_the_open_push_stream_of_a_push_the_client_cancelled() -> None:
+    """RFC 9114 §7.2.3: a client's CANCEL_PUSH for a push whose stream is open: the server
+    "SHOULD abruptly terminate that stream" (RESET_STREAM H3_REQUEST_CANCELLED)."""
+    memory, push_id = promised()
+    push_stream = memory.server.create_push_stream(push_id)
+    memory.server.send_headers(push_stream, RESPONSE)
+    memory.pump()
+    memory.client.cancel_push(push_id)
+    events = memory.pump()
+    assert PushCancelled(push_id=0) in events
+    cancelled = ErrorCode.H3_REQUEST_CANCELLED
+    assert [(e.stream_id, e.error_code) for e in events if isinstance(e, StreamReset)] == [
+        (push_stream, cancelled)
+    ]
+    resets = [e for e in memory.log.events if e.name == "reset_stream" and e.endpoint == "server"]
+    assert [(e.stream_id, e.data["code"], e.data["rfc"]) for e in resets] == [
+        (push_stream, cancelled, "9114#7.2.3")
+    ]
+    with pytest.raises(H3UsageError, match="reset"):
+        memory.server.send_data(push_stream, b"body { }", end_stream=True)
+
+
 @pytest.mark.parametrize("canceller", ["client", "server"])
 def test_a_cancelled_push_gets_no_push_stream(canceller: str) -> None:
     """RFC 9114 §7.2.3: once either side has cancelled a push, the server does not open its
