@@ -19,49 +19,35 @@ timed as this process's CPU time (other processes on a shared machine count less
 workload with 16 KiB bodies is printed alongside; the goal is about the first.
 Goal: h3learn with recording on >= 0.9x aioquic.
 
-Measured (2 cores shared with other work; two runs each, before and after the speed pass
-of this issue's last session), microseconds per request, and HTTP/3 us above QUIC alone:
+Measured, microseconds per request (2 cores, shared with other work), h3learn's ratio to
+aioquic in brackets; each session ran the code it started from beside its final code:
 
-                             before                     after
-    QUIC alone               175 / 168                  168 / 174
-    aioquic H3Connection     384 (209) / 371 (204)      363 (196) / 374 (200)
-    h3learn, recording off   956 (780) / 1018 (851)     824 (656) / 853 (679)    0.44x
-    h3learn, recording on    2025 (1850) / 2108 (1940)  1505 (1337) / 1670 (1496) 0.22-0.24x
+    session (2026-12-03)           aioquic   rec. off      rec. on        16 KiB off/on
+    speed pass, before             384       956 (0.40)    2025 (0.19)
+    speed pass, after              363       824 (0.44)    1505 (0.24)
+    connection.py split            338       818 (0.41)    1490 (0.23)    0.74 / 0.60
+    field-line lengths measured    340       837 (0.41)    1495 (0.23)    0.75 / 0.62
+    stricter cancellation          348       886 (0.39)    1542 (0.23)    0.78 / 0.62
+    stricter push and GOAWAY       358       940 (0.38)    1762 (0.20)    0.77 / 0.62
+    frames before errors, replay   357       961 (0.37)    1707 (0.21)    0.77 / 0.63
+      (that session's start code:  356       950 (0.37)    1661 (0.21)    0.78 / 0.60)
 
-On 2026-12-03, after connection.py and encoder.py were split into modules per RFC section
-(the split cost nothing measurable): QUIC alone 159 and 159, aioquic 338 (178) and 330
-(171), h3learn recording off 818 (659) and 799 (640), 0.41x both times, recording on 1490
-(1331) and 1429 (1270), 0.23x both times; 16 KiB bodies 0.74x off, 0.59-0.60x on.
-
-On 2026-12-03, a later session: at its start QUIC alone 158, aioquic 336 (177), h3learn
-recording off 806 (0.42x), on 1445 (0.23x); 16 KiB bodies 0.73x off, 0.59x on. It then made
-recording a field line's length a measurement instead of a second serialisation and skipped
-repeated flow-control reports (16 KiB bodies: 0.75x / 0.62x), and added checks the send API
-lacked (trailers last, content-length kept, field lines as bytes), which cost a little of
-that back. At its end, two runs (load 2.9 and 2.3): aioquic 340 (179) and 346 (184), h3learn
-recording off 837 and 867 (0.41x, 0.40x), recording on 1495 and 1520 (0.23x both); 16 KiB
-bodies 0.75x / 0.74x off, 0.62x / 0.61x on.
-
-On 2026-12-03, a third session, which made the library stricter (cancellation, discarded
-large reserved frames, queued sections behind a blocked one), with the code at its start run
-beside it in the same minute: start 344 (177) aioquic, h3learn off 872 (0.39x), on 1531
-(0.22x), 16 KiB 0.71x / 0.57x; end 348 (184), off 886 (0.39x), on 1542 (0.23x), 16 KiB
-0.78x / 0.62x. Within the machine's spread: no change either way.
-
-On 2026-12-03, a fourth session (stricter push, GOAWAY, PRIORITY_UPDATE and QPACK rules;
-request_streams.py split in three), the code at its start run beside the end in the same
-minutes (load 1.6): start 372 (202) aioquic, h3learn off 1001 (0.37x), on 1915 (0.19x),
-16 KiB 0.75x / 0.63x; end 358 (189), off 940 (0.38x), on 1762 (0.20x), 16 KiB 0.77x /
-0.62x. No change beyond the spread.
+The last two rows ran in the same minutes at load 1 to 4 (a second run of each: start 0.39x
+/ 0.21x, final 0.37x / 0.21x): no change beyond the spread. That session also compiled the
+unchanged source of h3learn.wire, h3learn.qpack and h3learn.events with mypyc (mypy's
+compiler; h3learn.h3 needed changes to its frame classes first), as an experiment that was
+not kept: 790 us off (0.43x) and 1357 us on (0.25x) against 879 (0.39x) and 1490 (0.23x)
+interpreted, about 10%. Compiling is no way to the goal either.
 
 The goal is not met, and the floor shows why: QUIC alone takes ~170 us of aioquic's ~370,
 so an HTTP/3 layer has ~240 us per request (both endpoints: encode and decode a request and
 a response, frame, validate) to stay within 0.9x, recording included. aioquic's own layer
-takes ~200 us with QPACK in C. h3learn's pure-Python layer takes ~660 us without recording;
-recording then builds ~33 events and ~130 labelled byte spans per request, another ~700 us.
-Reaching 240 us would mean a layer three times faster than now before recording anything,
-which a readable Python implementation that labels every byte does not reach. With 16 KiB
-bodies (QUIC's share grows) h3learn reaches 0.82-0.84x with recording off and 0.62-0.64x on.
+takes ~190 us with QPACK in C. h3learn's pure-Python layer takes ~780 us without recording
+(it has grown stricter since the speed pass); recording then builds ~33 events and ~130
+labelled byte spans per request, another ~750 us. Reaching 240 us would mean a layer more
+than three times faster than now before recording anything, which a readable Python
+implementation that labels every byte does not reach. With 16 KiB bodies (QUIC's share
+grows) h3learn reaches 0.76-0.78x with recording off and 0.60-0.63x on.
 
 Usage: python benchmarks/h3_throughput.py [--requests N] [--batch B] [--rounds R]
                                           [--large-body BYTES]
