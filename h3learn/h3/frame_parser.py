@@ -230,6 +230,8 @@ class FrameParser:
         then. What a stream yields then does not depend on whether the broken frame came in
         the same packet as the frames before it.
         """
+        if self._error is not None:
+            return [], self._error  # the frames before it were returned the first time
         try:
             return self.feed(data), None
         except H3ConnectionError as error:

@@ -44,29 +44,28 @@ def receive_bytes(conn: H3Connection, stream: RequestStream, data: bytes, end_st
     """Bytes on a request or push stream: the frames they complete, in order, then the end.
 
     A broken frame (a bad Type or Length, a last frame cut short by the end of the stream)
-    is a connection error, but only after the frames before it: if one of those is malformed
-    (a stream error, §4.1.2), the stream is read no further and the broken frame never
-    counts, just as when it arrives in a later packet.
+    is a connection error, but only after the frames before it, even those QPACK still
+    holds: if one of them is malformed (a stream error, §4.1.2), the stream is read no
+    further and the broken frame never counts, just as when it arrives in a later packet.
     """
     frames, error = stream.parser.feed_then_error(data)
     stream.waiting.extend(frames)
+    stream.frame_error = stream.frame_error or error
     if end_stream:
         stream.end_received = True
     process_waiting(conn, stream)
-    if error is not None and not stream.abandoned:
-        raise error
 
 
 def process_waiting(conn: H3Connection, stream: RequestStream) -> None:
-    """Handle queued frames in order, stopping while QPACK holds a field section."""
+    """Handle queued frames in order, stopping while QPACK holds a field section; then the
+    broken frame that came after them, if one did, and the end of the stream."""
     while stream.waiting and stream.blocked_on is None and not stream.abandoned:
         handle_request_frame(conn, stream, stream.waiting.popleft())
-    if (
-        stream.end_received
-        and not stream.waiting
-        and stream.blocked_on is None
-        and not stream.abandoned
-    ):
+    if stream.waiting or stream.blocked_on is not None or stream.abandoned:
+        return  # until QPACK releases the section, or for good
+    if stream.frame_error is not None:
+        raise stream.frame_error
+    if stream.end_received:
         if stream.exchange.state is not MessageState.COMPLETE:
             end_of_message(conn, stream)
             if not stream.end_reported:

@@ -279,6 +279,15 @@ def test_frames_completed_before_an_error_in_the_same_feed_are_kept() -> None:
     assert [parsed.frame for parsed in parser.frames_before_error] == [SettingsFrame()]
 
 
+def test_feed_then_error_gives_the_frames_before_an_error_once_then_only_the_error() -> None:
+    """The frames before a broken one are handled first, and once (RFC 9114 §7.1)."""
+    parser = FrameParser()
+    frames, error = parser.feed_then_error(serialize_frame(SettingsFrame())[0] + b"\x06")
+    assert [parsed.frame for parsed in frames] == [SettingsFrame()]
+    assert error is not None and error.code == ErrorCode.H3_FRAME_UNEXPECTED
+    assert parser.feed_then_error(b"\x00") == ([], error)
+
+
 def test_after_an_error_the_parser_keeps_raising_it() -> None:
     parser = FrameParser()
     with pytest.raises(H3ConnectionError) as first:

@@ -25,12 +25,22 @@ from h3_connection_helpers import CLIENT_CONTROL, REQUEST, Lone, frame_bytes, st
 from h3learn.h3.actions import CloseConnection, ResetStream
 from h3learn.h3.errors import ErrorCode
 from h3learn.h3.frames import DataFrame, GoawayFrame, HeadersFrame
+from h3learn.h3.settings import Settings
 from h3learn.h3.stream_types import StreamType
+from h3learn.qpack.encoder_instructions import InsertWithLiteralName, SetDynamicTableCapacity
+from h3learn.wire.spans import SpanWriter
 
 #: Frame type 0x02, HTTP/2's PRIORITY: a connection error wherever it appears (§7.2.8).
 HTTP2_PRIORITY = bytes.fromhex("0200")
 #: A DATA frame announcing 5 bytes of payload, of which the stream's end leaves only 2.
 CUT_SHORT_DATA = bytes.fromhex("0005") + b"ab"
+
+
+def wire(*instructions: SetDynamicTableCapacity | InsertWithLiteralName) -> bytes:
+    writer = SpanWriter(record=False)
+    for instruction in instructions:
+        instruction.serialize(writer)
+    return writer.unit()
 
 
 def malformed_request(lone: Lone) -> bytes:
@@ -115,3 +125,31 @@ def test_a_malformed_request_is_a_stream_error_whatever_follows_it(case: str) ->
     _, data, _ = build(Lone.server())
     errors, _ = outcome([data], case)
     assert errors == [("ResetStream", 0, ErrorCode.H3_MESSAGE_ERROR)]
+
+
+@pytest.mark.parametrize("tail", [HTTP2_PRIORITY, CUT_SHORT_DATA], ids=["http2-frame", "cut-short"])
+@pytest.mark.parametrize("inserts_first", [True, False], ids=["inserts-first", "inserts-later"])
+def test_a_malformed_request_waiting_for_qpack_is_still_a_stream_error(
+    tail: bytes, inserts_first: bool
+) -> None:
+    """RFC 9204 §2.2.1, RFC 9114 §4.1.2: while QPACK holds the HEADERS, a broken frame
+    behind it waits too; once decoded, the request is malformed and the stream error comes
+    first, whether the encoder stream's insert arrived before the request or after it."""
+    lone = Lone.server(settings=Settings(qpack_max_table_capacity=4096, qpack_blocked_streams=8))
+    insert = wire(
+        SetDynamicTableCapacity(4096), InsertWithLiteralName(b"X-Upper", b"1", False, False)
+    )
+    # Required Insert Count 1 (encoded as 2, RFC 9204 §4.5.1.1) and Base 1: the request's
+    # static lines, then the inserted entry, whose uppercase name makes it malformed (§4.2).
+    static_lines = lone.field_section(0, REQUEST)[2:]
+    request = frame_bytes(HeadersFrame(b"\x02\x00" + static_lines + b"\x80"))
+    if inserts_first:
+        lone.feed(lone.peer_encoder_stream, insert)
+    lone.feed(0, request + tail, tail is CUT_SHORT_DATA)
+    if not inserts_first:
+        assert not lone.take_sent(), "nothing happens while the section waits"
+        lone.feed(lone.peer_encoder_stream, insert)
+    errors = [a for a in lone.take_sent() if isinstance(a, CloseConnection | ResetStream)]
+    assert [(type(a).__name__, a.error_code) for a in errors] == [
+        ("ResetStream", ErrorCode.H3_MESSAGE_ERROR)
+    ]
