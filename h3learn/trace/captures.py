@@ -30,11 +30,12 @@ What survives what:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import secrets
-import threading
 import unicodedata
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -90,10 +91,22 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
-#: Info files are rewritten by two threads of `h3learn serve`: the web's (a rename) and the
-#: capture endpoint's (the state and summary when a connection ends). Each rewrite reads,
-#: changes and writes the whole file, so they take turns, or one would undo the other.
-_INFO_REWRITES = threading.Lock()
+@contextlib.contextmanager
+def info_rewrite(directory: Path) -> Iterator[None]:
+    """Rewrite info files in ``directory`` one at a time, across threads and processes.
+
+    An info file is rewritten by the web thread (a rename) and by the capture endpoint's
+    thread (the state and summary when a connection ends), and several ``h3learn serve``
+    processes may share a data directory. Each rewrite reads, changes and writes the whole
+    file, so they take turns, or one would undo the other: an exclusive ``flock`` on the
+    directory itself, released when its descriptor is closed.
+    """
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 class CaptureStore:
@@ -141,7 +154,7 @@ class CaptureStore:
         return obj if isinstance(obj, dict) else {}
 
     def update_info(self, capture_id: str, **changes: Any) -> dict[str, Any]:
-        with _INFO_REWRITES:
+        with info_rewrite(self.directory):
             info = self.info(capture_id) | changes
             write_json_atomic(self.info_path(capture_id), info)
         return info

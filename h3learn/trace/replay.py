@@ -141,6 +141,8 @@ _HANDLERS: dict[tuple[str, str], Callable[[EndpointState, Event], None]] = {
     ("http3", "connection_error"): _connection_error,
     ("http3", "connection_closed"): connection.closed,
     ("transport", "connection_started"): http3.connection_started,
+    ("transport", "packet_sent"): connection.packet,
+    ("transport", "packet_received"): connection.packet,
 }
 
 

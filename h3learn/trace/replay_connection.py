@@ -4,8 +4,8 @@ Four control frames say something about the connection as a whole rather than ab
 stream they travel on, and the replay keeps the latest of each in `ConnectionState`,
 ``sent`` for a ``frame_created`` and ``received`` for a ``frame_parsed``:
 
-    GOAWAY        id        RFC 9114 §5.2, §7.2.6   the latest identifier (it may only decrease)
-    MAX_PUSH_ID   push_id   RFC 9114 §7.2.7         the latest limit (it may only increase)
+    GOAWAY        id        RFC 9114 §5.2, §7.2.6   the latest identifier (it may not increase)
+    MAX_PUSH_ID   push_id   RFC 9114 §7.2.7         the latest limit (it may not decrease)
     PUSH_PROMISE  push_id   RFC 9114 §7.2.5         a push ID promised (on a request stream)
     CANCEL_PUSH   push_id   RFC 9114 §7.2.3         a push ID cancelled
 
@@ -14,6 +14,10 @@ connection error (the next steps, in ``errors`` and ``closed``) says that it was
 ``connection_closed`` (a clean close, H3_NO_ERROR or an idle timeout: RFC 9114 §5.3,
 §5.1) and ``connection_error`` (RFC 9114 §8) end the connection: the first of them is
 kept as ``closed``, since nothing is read once a connection is closed.
+
+A trace imported from qlog has neither event; what it may have is a QUIC packet carrying
+a CONNECTION_CLOSE frame (RFC 9000 §19.19), with no code recorded. That close is kept with
+``clean`` None, until an HTTP/3 event, if one follows, says how the connection ended.
 """
 
 from __future__ import annotations
@@ -49,14 +53,15 @@ def frame(ep: EndpointState, event: Event) -> None:
             getattr(state, record)[direction] = value
     elif frame_type in PUSH_ID_LIST_FRAMES:
         push_id = carried.get("push_id")
-        push_ids: dict[str, tuple[int, ...]] = getattr(state, PUSH_ID_LIST_FRAMES[frame_type])
-        if is_int(push_id) and push_id not in push_ids[direction]:
-            push_ids[direction] = (*push_ids[direction], push_id)
+        push_ids: dict[str, dict[int, None]] = getattr(state, PUSH_ID_LIST_FRAMES[frame_type])
+        if is_int(push_id):
+            push_ids[direction].setdefault(push_id, None)
 
 
 def closed(ep: EndpointState, event: Event) -> None:
     """RFC 9114 §5.3 and §8: the connection ended, cleanly or with an error."""
-    if ep.connection.closed is not None:
+    earlier = ep.connection.closed
+    if earlier is not None and earlier["clean"] is not None:
         return  # the first close is the one that took effect
     kept: dict[str, Any] = {"seq": event.seq, "clean": event.name == "connection_closed"}
     for key in CLOSE_KEYS:
@@ -64,3 +69,19 @@ def closed(ep: EndpointState, event: Event) -> None:
             value = event.data[key]
             kept[key] = int(value) if is_int(value) else value
     ep.connection.closed = kept
+
+
+def packet(ep: EndpointState, event: Event) -> None:
+    """RFC 9000 §19.19: a packet carrying CONNECTION_CLOSE, in a trace that may say no more."""
+    frames = event.data.get("frames")
+    if ep.connection.closed is not None or not isinstance(frames, list):
+        return
+    if "connection_close" in frames:
+        ep.connection.closed = {
+            "seq": event.seq,
+            "clean": None,
+            "layer": "quic",
+            "rule": "a CONNECTION_CLOSE frame in a QUIC packet (RFC 9000 §19.19); this trace"
+            " does not record its code",
+            "direction": "sent" if event.name == "packet_sent" else "received",
+        }

@@ -65,21 +65,22 @@ class ConnectionState:
     """RFC 9114 §5.2, §5.3 and §4.6: what one endpoint knows of the connection as a whole.
 
     Each record is keyed by direction, ``sent`` (frames this endpoint created) and
-    ``received`` (frames it parsed): the identifier of the latest GOAWAY (§5.2, §7.2.6; each
-    may only decrease), the latest MAX_PUSH_ID (§7.2.7; a client sends it, a server
-    receives it), the push IDs promised by PUSH_PROMISE (§7.2.5) and those cancelled by
+    ``received`` (frames it parsed): the identifier of the latest GOAWAY (§5.2, §7.2.6; it
+    may not increase), the latest MAX_PUSH_ID (§7.2.7; it may not decrease; a client sends
+    it, a server receives it), the push IDs promised by PUSH_PROMISE (§7.2.5) and those cancelled by
     CANCEL_PUSH (§7.2.3), in order, each once. ``closed`` is the event that ended the
     connection (§5.3, §8): a clean close or a connection error, None while it is open.
     """
 
     goaway: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS))
     max_push_id: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS))
-    #: Tuples, never changed in place, so that a copy may share them.
-    pushes_promised: dict[str, tuple[int, ...]] = field(
-        default_factory=lambda: dict.fromkeys(DIRECTIONS, ())
+    #: Push IDs as the keys of a dict: in order, each once, and found at once however many
+    #: a trace holds (a list searched for each new ID would make a long trace quadratic).
+    pushes_promised: dict[str, dict[int, None]] = field(
+        default_factory=lambda: {side: {} for side in DIRECTIONS}
     )
-    pushes_cancelled: dict[str, tuple[int, ...]] = field(
-        default_factory=lambda: dict.fromkeys(DIRECTIONS, ())
+    pushes_cancelled: dict[str, dict[int, None]] = field(
+        default_factory=lambda: {side: {} for side in DIRECTIONS}
     )
     closed: dict[str, Any] | None = None
 
@@ -87,8 +88,8 @@ class ConnectionState:
         return ConnectionState(
             dict(self.goaway),
             dict(self.max_push_id),
-            dict(self.pushes_promised),
-            dict(self.pushes_cancelled),
+            {side: dict(ids) for side, ids in self.pushes_promised.items()},
+            {side: dict(ids) for side, ids in self.pushes_cancelled.items()},
             self.closed,  # replaced, never changed in place
         )
 

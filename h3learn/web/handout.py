@@ -248,6 +248,9 @@ def _closed_line(closed: dict[str, Any] | None) -> str:
     """RFC 9114 §5.3, §8: how the connection ended, and who ended it (as on the step page)."""
     if closed is None:
         return "connection: open"
+    if closed.get("clean") is None:
+        where = closed.get("direction")
+        return f"connection: closed: CONNECTION_CLOSE {where} (its code is not in this trace)"
     how = "closed cleanly" if closed.get("clean") else "closed with an error"
     if closed.get("direction") == "sent":
         by = "by this endpoint"

@@ -549,7 +549,7 @@ def test_an_unknown_frame_cannot_take_a_type_that_has_its_own_class() -> None:
     assert serialize_frame(UnknownFrame(0x06, b""))[0] == b"\x06\x00"  # for error lessons
 
 
-# -- §7.2, Table 1: which frames may appear on which streams ---------------------------------------
+# -- §7, Table 1: which frames may appear on which streams ---------------------------------------
 
 #: RFC 9114 §7.2, "HTTP/3 Frames and Stream Type Overview", plus RFC 9218 §7.2.
 TABLE_1 = {

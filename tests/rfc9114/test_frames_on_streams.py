@@ -76,7 +76,7 @@ STREAMS: dict[str, Callable[[bytes], Lone]] = {
     "push": on_push_stream,
 }
 
-#: RFC 9114 §7.2, Table 1: the cells that say "No" (SETTINGS: allowed once, first, on the
+#: RFC 9114 §7, Table 1: the cells that say "No" (SETTINGS: allowed once, first, on the
 #: control stream only; PUSH_PROMISE from a client is tested in test_push.py).
 NOT_ALLOWED: list[tuple[str, Frame]] = [
     ("control", DataFrame(b"content")),

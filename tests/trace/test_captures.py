@@ -8,6 +8,7 @@ killed in between leaves the journal, which `recover` turns into a native trace 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -179,3 +180,29 @@ def test_recover_settles_a_finished_capture_whose_info_still_says_live(tmp_path:
     store.update_info(capture_id, state="live")  # what a lost write once left behind
     assert store.recover() == []
     assert store.info(capture_id)["state"] == CLOSED
+
+
+def test_info_rewrites_take_turns_with_another_process(tmp_path: Path) -> None:
+    """Two `h3learn serve` processes may share a data directory: a rename in one waits for
+    a rewrite in the other (and the other way round), so neither undoes the other."""
+    from h3learn.trace import captures
+
+    store = CaptureStore(tmp_path)
+    capture_id = journal(store, 3)
+    rename = (
+        "import sys; from pathlib import Path; from h3learn.trace.captures import CaptureStore;"
+        " CaptureStore(Path(sys.argv[1])).rename(sys.argv[2], 'my visit')"
+    )
+    repository = Path(__file__).resolve().parents[2]
+    environment = os.environ | {"PYTHONPATH": str(repository)}
+    with captures.info_rewrite(store.directory):
+        other = subprocess.Popen(
+            [sys.executable, "-c", rename, str(tmp_path), capture_id], env=environment
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            other.wait(1)  # it waits for this rewrite to finish
+        info = store.info(capture_id) | {"state": CLOSED}
+        captures.write_json_atomic(store.info_path(capture_id), info)
+    assert other.wait(30) == 0
+    info = store.info(capture_id)
+    assert (info.get("title"), info.get("state")) == ("my visit", CLOSED)

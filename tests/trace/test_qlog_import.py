@@ -124,6 +124,25 @@ def test_an_imported_trace_is_a_valid_trace_file_and_replays(
     assert final["client"]["qpack"]["local_table"]["entries"] == []  # aioquic logs no QPACK
 
 
+def test_an_imported_connection_close_shows_the_connection_closed(imported: Trace) -> None:
+    """RFC 9000 §19.19: aioquic's qlog has no HTTP/3 close event, only the packet carrying
+    CONNECTION_CLOSE; the replay shows the connection closed there, its code unknown,
+    rather than open."""
+    close = next(
+        event.seq
+        for event in imported.events
+        if event.name == "packet_sent" and "connection_close" in event.data["frames"]
+    )
+    replay = Replay(imported.events)
+    before = replay.state_after(close - 1)[imported.events[close].endpoint]["connection"]
+    assert before["closed"] is None
+    final = replay.state_after(len(imported.events) - 1)
+    closer = final[imported.events[close].endpoint]["connection"]["closed"]
+    assert (closer["seq"], closer["clean"], closer["direction"]) == (close, None, "sent")
+    assert "code" not in closer
+    assert final["client"]["connection"]["closed"] and final["server"]["connection"]["closed"]
+
+
 def test_the_files_quic_file_logger_writes(tmp_path: Path) -> None:
     """QuicFileLogger writes <ODCID>.qlog per connection; each endpoint logs to its own folder."""
     client_dir, server_dir = tmp_path / "client", tmp_path / "server"

@@ -455,6 +455,14 @@ def test_goaway_push_ids_and_the_close_equal_what_the_live_connections_had() -> 
         state = replay.state_after(step)
         for name in ENDPOINTS:
             assert replayed_connection(name, state[name], live[name]) == live[name], (step, name)
+    # Asked backwards, from a snapshot at every step: no earlier state shares the push IDs
+    # that later steps added (they are kept in dicts, changed in place).
+    backwards = Replay(memory.log.events, snapshot_every=1)
+    backwards.state_after(len(backwards) - 1)
+    for step, live in reversed(checks):
+        state = backwards.state_after(step)
+        for name in ENDPOINTS:
+            assert replayed_connection(name, state[name], live[name]) == live[name], (step, name)
     final = replay.state_after(len(replay) - 1)
     assert final["server"]["connection"]["goaway"] == {"sent": 4, "received": 3}
     assert final["client"]["connection"]["pushes_cancelled"] == {"sent": [1], "received": [2]}

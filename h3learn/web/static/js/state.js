@@ -183,6 +183,9 @@ const CONNECTION_ITEMS = [
 // RFC 9114 §5.3, §8: "open", or how the connection ended and who ended it.
 function closedText(closed) {
   if (!closed) return "open";
+  if (closed.clean === null) {
+    return `closed: CONNECTION_CLOSE ${closed.direction} (its code is not in this trace)`;
+  }
   const how = closed.clean ? "closed cleanly" : "closed with an error";
   const by = closed.direction === "sent" ? "by this endpoint"
     : closed.layer === "quic" ? "by QUIC" : "by the peer";
