@@ -217,7 +217,13 @@ DATA_SHAPES: dict[tuple[str, str], Obj] = {
     ("transport", "stream_data_sent"): STREAM_DATA,
     ("transport", "stream_data_received"): STREAM_DATA,
     ("transport", "packet_sent"): Obj(
-        {"packet_type": STR, "packet_number": INT, "length": INT, "frames": ListOf(STR)}
+        {
+            "packet_type": STR,
+            "packet_number": INT,
+            "length": INT,
+            "frames": ListOf(STR),
+            "close": Obj({"error_space": STR, "error_code": INT, "reason": STR}),
+        }
     ),
     ("transport", "datagram_sent"): Obj({"length": INT, "lost": BOOL}),
     ("transport", "connection_failed"): Obj({"reason": STR, "cause": STR}),

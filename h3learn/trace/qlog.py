@@ -458,7 +458,12 @@ def _representation(line: dict[str, Any]) -> dict[str, Any]:
 def _packet_03(data: dict[str, Any]) -> dict[str, Any]:
     """A transport packet summary in the 0.3 shape qvis draws its sequence diagram from."""
     header = {key: data[key] for key in ("packet_type", "packet_number") if key in data}
-    frames = [{"frame_type": frame_type} for frame_type in data.get("frames", [])]
+    found = data.get("close")
+    close: dict[str, Any] = found if isinstance(found, dict) else {}
+    frames = [
+        {"frame_type": frame_type} | (close if frame_type == "connection_close" else {})
+        for frame_type in data.get("frames", [])
+    ]
     out: dict[str, Any] = {"header": header, "frames": frames}
     if "length" in data:
         out["raw"] = {"length": data["length"]}

@@ -374,6 +374,9 @@ def _packet(seq: int, time: float, endpoint: str, name: str, data: dict[str, Any
     if "length" in raw:
         out["length"] = raw["length"]
     out["frames"] = [f.get("frame_type") for f in frames if isinstance(f, dict)]
+    close = _connection_close(frames)
+    if close:
+        out["close"] = close
     if "trigger" in data:
         out["trigger"] = data["trigger"]
     what = {"packet_sent": "sends", "packet_received": "receives", "packet_dropped": "drops"}[name]
@@ -392,6 +395,23 @@ def _packet(seq: int, time: float, endpoint: str, name: str, data: dict[str, Any
         rfc=("9000#17",),
         summary=f"{endpoint} {what} {packet}{size}{contents}{because} [{NO_BYTES}]",
     )
+
+
+def _connection_close(frames: list[Any]) -> dict[str, Any]:
+    """What a packet's CONNECTION_CLOSE frame says (RFC 9000 §19.19), as far as it is usable:
+    its error space (``transport``, type 0x1c, or ``application``, 0x1d), code and reason."""
+    for frame in frames:
+        if isinstance(frame, dict) and frame.get("frame_type") == "connection_close":
+            kept: dict[str, Any] = {}
+            if frame.get("error_space") in ("transport", "application"):
+                kept["error_space"] = frame["error_space"]
+            code = frame.get("error_code")
+            if isinstance(code, int) and not isinstance(code, bool) and 0 <= code < 1 << 62:
+                kept["error_code"] = code
+            if isinstance(frame.get("reason"), str):
+                kept["reason"] = frame["reason"]
+            return kept
+    return {}
 
 
 def _runs(items: list[Any]) -> str:

@@ -16,8 +16,8 @@ connection error (the next steps, in ``errors`` and ``closed``) says that it was
 kept as ``closed``, since nothing is read once a connection is closed.
 
 A trace imported from qlog has neither event; what it may have is a QUIC packet carrying
-a CONNECTION_CLOSE frame (RFC 9000 §19.19), with no code recorded. That close is kept with
-``clean`` None, until an HTTP/3 event, if one follows, says how the connection ended.
+a CONNECTION_CLOSE frame (RFC 9000 §19.19), with its code if the file gave it (`packet`).
+That close is kept until an HTTP/3 event, if one follows, says how the connection ended.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from h3learn.events import Event
-from h3learn.trace.replay_state import EndpointState, is_int
+from h3learn.h3.errors import ErrorCode, code_name, interpret_received_code, transport_code_name
+from h3learn.trace.replay_state import EndpointState, PushIdHistory, is_int
 
 #: Which record of `ConnectionState` a frame type updates, and the field holding its value.
 LATEST_VALUE_FRAMES = {"goaway": ("goaway", "id"), "max_push_id": ("max_push_id", "push_id")}
@@ -53,15 +54,15 @@ def frame(ep: EndpointState, event: Event) -> None:
             getattr(state, record)[direction] = value
     elif frame_type in PUSH_ID_LIST_FRAMES:
         push_id = carried.get("push_id")
-        push_ids: dict[str, dict[int, None]] = getattr(state, PUSH_ID_LIST_FRAMES[frame_type])
+        push_ids: dict[str, PushIdHistory | None] = getattr(state, PUSH_ID_LIST_FRAMES[frame_type])
         if is_int(push_id):
-            push_ids[direction].setdefault(push_id, None)
+            push_ids[direction] = PushIdHistory.add(push_ids[direction], push_id)
 
 
 def closed(ep: EndpointState, event: Event) -> None:
     """RFC 9114 §5.3 and §8: the connection ended, cleanly or with an error."""
     earlier = ep.connection.closed
-    if earlier is not None and earlier["clean"] is not None:
+    if earlier is not None and earlier.get("seen_in") != "packet":
         return  # the first close is the one that took effect
     kept: dict[str, Any] = {"seq": event.seq, "clean": event.name == "connection_closed"}
     for key in CLOSE_KEYS:
@@ -72,16 +73,36 @@ def closed(ep: EndpointState, event: Event) -> None:
 
 
 def packet(ep: EndpointState, event: Event) -> None:
-    """RFC 9000 §19.19: a packet carrying CONNECTION_CLOSE, in a trace that may say no more."""
+    """RFC 9000 §19.19: a packet carrying CONNECTION_CLOSE, in a trace that may say no more.
+
+    An imported qlog gives the close's error space and code when the file has them: an
+    application close (type 0x1d) carries an HTTP/3 code, clean for H3_NO_ERROR or a code
+    HTTP/3 does not define (RFC 9114 §8); a transport close (0x1c) a QUIC code, clean for
+    NO_ERROR (RFC 9000 §20.1). Without them, ``clean`` stays None: not known.
+    """
     frames = event.data.get("frames")
     if ep.connection.closed is not None or not isinstance(frames, list):
         return
-    if "connection_close" in frames:
-        ep.connection.closed = {
-            "seq": event.seq,
-            "clean": None,
-            "layer": "quic",
-            "rule": "a CONNECTION_CLOSE frame in a QUIC packet (RFC 9000 §19.19); this trace"
-            " does not record its code",
-            "direction": "sent" if event.name == "packet_sent" else "received",
-        }
+    if "connection_close" not in frames:
+        return
+    closed: dict[str, Any] = {
+        "seq": event.seq,
+        "clean": None,
+        "layer": "quic",
+        "rule": "a CONNECTION_CLOSE frame in a QUIC packet (RFC 9000 §19.19); this trace"
+        " does not record its code",
+        "direction": "sent" if event.name == "packet_sent" else "received",
+        "seen_in": "packet",
+    }
+    close = event.data.get("close")
+    close = close if isinstance(close, dict) else {}
+    code, space = close.get("error_code"), close.get("error_space")
+    if is_int(code) and space == "application":
+        closed |= {"code": code, "code_name": code_name(code), "layer": "http3"}
+        closed["clean"] = interpret_received_code(code) is ErrorCode.H3_NO_ERROR
+    elif is_int(code) and space == "transport":
+        closed |= {"code": code, "code_name": transport_code_name(code), "clean": code == 0}
+    if closed["clean"] is not None:
+        reason = close.get("reason")
+        closed["rule"] = reason if isinstance(reason, str) and reason else "no reason given"
+    ep.connection.closed = closed

@@ -60,6 +60,33 @@ class TableState:
 DIRECTIONS = ("sent", "received")
 
 
+@dataclass(frozen=True, slots=True)
+class PushIdHistory:
+    """The push IDs seen, as an immutable chain: the newest, and the history before it.
+
+    The replay copies an endpoint's state at every snapshot; a chain is shared by those
+    copies instead of copied, so a trace of many pushes costs memory and time in
+    proportion to its pushes (a list or a set copied into each snapshot would cost their
+    square).
+    """
+
+    push_id: int
+    earlier: PushIdHistory | None = None
+
+    @staticmethod
+    def add(history: PushIdHistory | None, push_id: int) -> PushIdHistory:
+        return PushIdHistory(push_id, history)
+
+    @staticmethod
+    def in_order(history: PushIdHistory | None) -> list[int]:
+        """Oldest first, each once."""
+        newest_first = []
+        while history is not None:
+            newest_first.append(history.push_id)
+            history = history.earlier
+        return list(dict.fromkeys(reversed(newest_first)))
+
+
 @dataclass(slots=True)
 class ConnectionState:
     """RFC 9114 §5.2, §5.3 and §4.6: what one endpoint knows of the connection as a whole.
@@ -74,13 +101,11 @@ class ConnectionState:
 
     goaway: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS))
     max_push_id: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS))
-    #: Push IDs as the keys of a dict: in order, each once, and found at once however many
-    #: a trace holds (a list searched for each new ID would make a long trace quadratic).
-    pushes_promised: dict[str, dict[int, None]] = field(
-        default_factory=lambda: {side: {} for side in DIRECTIONS}
+    pushes_promised: dict[str, PushIdHistory | None] = field(
+        default_factory=lambda: dict.fromkeys(DIRECTIONS)
     )
-    pushes_cancelled: dict[str, dict[int, None]] = field(
-        default_factory=lambda: {side: {} for side in DIRECTIONS}
+    pushes_cancelled: dict[str, PushIdHistory | None] = field(
+        default_factory=lambda: dict.fromkeys(DIRECTIONS)
     )
     closed: dict[str, Any] | None = None
 
@@ -88,8 +113,8 @@ class ConnectionState:
         return ConnectionState(
             dict(self.goaway),
             dict(self.max_push_id),
-            {side: dict(ids) for side, ids in self.pushes_promised.items()},
-            {side: dict(ids) for side, ids in self.pushes_cancelled.items()},
+            dict(self.pushes_promised),  # the histories are shared: never changed in place
+            dict(self.pushes_cancelled),
             self.closed,  # replaced, never changed in place
         )
 
@@ -97,8 +122,12 @@ class ConnectionState:
         return {
             "goaway": dict(self.goaway),
             "max_push_id": dict(self.max_push_id),
-            "pushes_promised": {side: list(ids) for side, ids in self.pushes_promised.items()},
-            "pushes_cancelled": {side: list(ids) for side, ids in self.pushes_cancelled.items()},
+            "pushes_promised": {
+                side: PushIdHistory.in_order(ids) for side, ids in self.pushes_promised.items()
+            },
+            "pushes_cancelled": {
+                side: PushIdHistory.in_order(ids) for side, ids in self.pushes_cancelled.items()
+            },
             "closed": copy.deepcopy(self.closed),
         }
 

@@ -7,6 +7,7 @@ Each test imports the qlog of a real aioquic HTTP/3 exchange run in the test pro
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,21 +127,42 @@ def test_an_imported_trace_is_a_valid_trace_file_and_replays(
 
 def test_an_imported_connection_close_shows_the_connection_closed(imported: Trace) -> None:
     """RFC 9000 §19.19: aioquic's qlog has no HTTP/3 close event, only the packet carrying
-    CONNECTION_CLOSE; the replay shows the connection closed there, its code unknown,
-    rather than open."""
+    CONNECTION_CLOSE, with its error space and code. The replay shows the connection
+    closed there: aioquic's default application code 0, which HTTP/3 does not define,
+    counts as H3_NO_ERROR (RFC 9114 §8), so the close is clean."""
     close = next(
-        event.seq
+        event
         for event in imported.events
         if event.name == "packet_sent" and "connection_close" in event.data["frames"]
     )
+    assert close.data["close"] == {"error_space": "application", "error_code": 0, "reason": ""}
     replay = Replay(imported.events)
-    before = replay.state_after(close - 1)[imported.events[close].endpoint]["connection"]
+    before = replay.state_after(close.seq - 1)[close.endpoint]["connection"]
     assert before["closed"] is None
     final = replay.state_after(len(imported.events) - 1)
-    closer = final[imported.events[close].endpoint]["connection"]["closed"]
-    assert (closer["seq"], closer["clean"], closer["direction"]) == (close, None, "sent")
-    assert "code" not in closer
+    closed = final[close.endpoint]["connection"]["closed"]
+    assert closed["seq"] == close.seq and closed["seen_in"] == "packet"
+    assert (closed["clean"], closed["code"], closed["layer"], closed["direction"]) == (
+        True,
+        0,
+        "http3",
+        "sent",
+    )
     assert final["client"]["connection"]["closed"] and final["server"]["connection"]["closed"]
+
+
+def test_a_connection_close_without_its_code_is_closed_but_not_known_to_be_clean(
+    imported: Trace,
+) -> None:
+    """A qlog file that lists the CONNECTION_CLOSE frame but not its code: closed, and
+    ``clean`` null (not known) rather than a guess."""
+    events = [
+        replace(event, data={key: value for key, value in event.data.items() if key != "close"})
+        for event in imported.events
+    ]
+    final = Replay(events).state_after(len(events) - 1)
+    closed = [final[name]["connection"]["closed"] for name in ("client", "server")]
+    assert all(c is not None and c["clean"] is None and "code" not in c for c in closed)
 
 
 def test_the_files_quic_file_logger_writes(tmp_path: Path) -> None:
