@@ -204,6 +204,11 @@ class FrameParser:
         self.frames_before_error: list[ParsedFrame] = []
 
     @property
+    def error(self) -> H3ConnectionError | None:
+        """The error of the broken frame the parser stopped at, if it has."""
+        return self._error
+
+    @property
     def buffered(self) -> int:
         """Bytes received that belong to a frame not yet complete."""
         return len(self._buffer)

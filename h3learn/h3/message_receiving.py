@@ -48,9 +48,8 @@ def receive_bytes(conn: H3Connection, stream: RequestStream, data: bytes, end_st
     holds: if one of them is malformed (a stream error, §4.1.2), the stream is read no
     further and the broken frame never counts, just as when it arrives in a later packet.
     """
-    frames, error = stream.parser.feed_then_error(data)
+    frames, _ = stream.parser.feed_then_error(data)  # the error waits in the parser
     stream.waiting.extend(frames)
-    stream.frame_error = stream.frame_error or error
     if end_stream:
         stream.end_received = True
     process_waiting(conn, stream)
@@ -63,8 +62,8 @@ def process_waiting(conn: H3Connection, stream: RequestStream) -> None:
         handle_request_frame(conn, stream, stream.waiting.popleft())
     if stream.waiting or stream.blocked_on is not None or stream.abandoned:
         return  # until QPACK releases the section, or for good
-    if stream.frame_error is not None:
-        raise stream.frame_error
+    if stream.parser.error is not None:
+        raise stream.parser.error  # a broken frame came after the frames just handled
     if stream.end_received:
         if stream.exchange.state is not MessageState.COMPLETE:
             end_of_message(conn, stream)

@@ -13,7 +13,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from h3learn.h3.content_length import ContentLengthTracker
-from h3learn.h3.errors import H3ConnectionError
 from h3learn.h3.frame_parser import FrameParser, ParsedFrame
 from h3learn.h3.message_exchange import MessageExchange
 from h3learn.h3.stream_types import StreamHeader
@@ -31,9 +30,6 @@ class RequestStream:
     waiting: deque[ParsedFrame] = field(default_factory=deque)
     #: The frame whose field section the QPACK decoder is holding (RFC 9204 §2.2.1).
     blocked_on: ParsedFrame | None = None
-    #: A broken frame that arrived after the waiting ones: its connection error (RFC 9114
-    #: §7.1) is raised once they are handled, unless one of them ends the stream first.
-    frame_error: H3ConnectionError | None = None
     end_received: bool = False
     #: A HeadersReceived or DataReceived already said ``stream_ended``: no StreamEnded follows.
     end_reported: bool = False
