@@ -31,11 +31,10 @@ from typing import Any
 
 from h3learn.events import Event
 from h3learn.trace.captures import (
-    CLOSED,
-    FAILED,
     LIVE,
     CaptureStore,
     capture_row,
+    finished_state,
     new_capture_id,
 )
 from h3learn.trace.connection_summary import ConnectionSummary
@@ -156,7 +155,7 @@ class CaptureHub:
         capture = recording.capture
         with capture.lock:
             summary = capture.summary.to_json()
-            state = FAILED if capture.summary.never_established else CLOSED
+            state = finished_state(capture.summary)
         if path is None:
             self.store.info_path(capture.id).unlink(missing_ok=True)
         else:

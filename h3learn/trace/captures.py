@@ -91,6 +91,12 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
+def finished_state(summary: ConnectionSummary) -> str:
+    """The state of a capture whose connection ended: ``failed`` if it was never
+    established (its trace ends in ``connection_failed``), else ``closed``."""
+    return FAILED if summary.never_established else CLOSED
+
+
 @contextlib.contextmanager
 def info_rewrite(directory: Path) -> Iterator[None]:
     """Rewrite info files in ``directory`` one at a time, across threads and processes.
@@ -198,7 +204,7 @@ class CaptureStore:
         trace = read_trace(self.path_of(capture_id), max_bytes=None)
         summary = ConnectionSummary().add_all(trace.events)
         if state is None:
-            state = FAILED if summary.never_established else CLOSED
+            state = finished_state(summary)
         return self.update_info(
             capture_id,
             original_title=trace.title,
