@@ -105,7 +105,18 @@ def create_push_stream(conn: H3Connection, push_id: int) -> int:
 
 
 def cancel_push(conn: H3Connection, push_id: int, why: tuple[str, str] | None = None) -> None:
-    """Either side: CANCEL_PUSH (RFC 9114 §7.2.3); ``why``: (reason, RFC) for the trace."""
+    """Either side: CANCEL_PUSH (RFC 9114 §7.2.3); ``why``: (reason, RFC) for the trace.
+
+    Only a promised push can be cancelled. A server cancels a promise it sent; a client, a
+    promise it received: a server that gets CANCEL_PUSH for a push ID no PUSH_PROMISE has
+    used closes the connection with H3_ID_ERROR (§7.2.3), so the client must not send one.
+    """
+    if push_id not in conn._promised:
+        endpoint, whose = ("client", "received") if conn.is_client else ("server", "sent")
+        raise H3UsageError(
+            f"push ID {push_id} is in no PUSH_PROMISE this {endpoint} has {whose}: there is no"
+            " promise to cancel (RFC 9114 §7.2.3)"
+        )
     conn._cancelled_pushes.add(push_id)
     conn._send_control_frame(CancelPushFrame(push_id), why)
 
@@ -147,6 +158,12 @@ def push_promise_ready(
     if excluded_by_own_goaway(conn, push_id):
         if push_id not in conn._cancelled_pushes:
             exclude_push(conn, push_id)
+        return
+    if push_id in conn._cancelled_pushes:
+        # Already cancelled: by this client after an earlier promise of the same push ID on
+        # another request stream (§4.6 allows that), or by the server's CANCEL_PUSH, which
+        # can overtake its PUSH_PROMISE (§7.2.3). The application has been told the push
+        # is off; a promise that will not be fulfilled is not announced.
         return
     for push_stream in push_streams_for(conn, push_id):
         promise_reached_push_stream(conn, push_stream)

@@ -507,6 +507,46 @@ def test_server_receiving_cancel_push_for_a_push_id_never_promised_is_h3_id_erro
     assert_connection_error(lone, ErrorCode.H3_ID_ERROR, "9114#7.2.3")
 
 
+@pytest.mark.parametrize("canceller", ["client", "server"])
+def test_only_a_promised_push_can_be_cancelled(canceller: str) -> None:
+    """RFC 9114 §7.2.3: a server closes the connection with H3_ID_ERROR on CANCEL_PUSH for
+    a push ID no PUSH_PROMISE has used, so neither side sends one."""
+    memory, _ = requested()
+    with pytest.raises(H3UsageError, match=r"push ID 0 is in no PUSH_PROMISE .*§7\.2\.3"):
+        memory.endpoint(canceller).cancel_push(0)
+    memory.pump()
+    assert not [
+        e for e in memory.log.events if e.data.get("frame", {}).get("frame_type") == "cancel_push"
+    ]
+
+
+def test_a_push_promised_again_after_the_client_cancelled_it_is_not_announced() -> None:
+    """RFC 9114 §4.6 lets one push ID be promised on several request streams; once the
+    client has cancelled it (§7.2.3), a later promise of it is not a new push."""
+    lone = client_allowing(5)
+    second = lone.request()
+    assert lone.feed(0, lone.push_promise(0, 0, PUSHED)) == [
+        PushPromiseReceived(stream_id=0, push_id=0, headers=PUSHED)
+    ]
+    lone.conn.cancel_push(0)
+    assert lone.feed(second, lone.push_promise(second, 0, PUSHED)) == []
+    assert_no_error(lone)
+    assert [
+        e.stream_id
+        for e in lone.events("frame_parsed")
+        if e.data["frame"]["frame_type"] == "push_promise"
+    ] == [0, second]
+
+
+def test_a_promise_overtaken_by_the_servers_cancel_push_is_not_announced() -> None:
+    """RFC 9114 §7.2.3: a CANCEL_PUSH can arrive before the PUSH_PROMISE it cancels; the
+    client "cannot expect the corresponding promise to be fulfilled"."""
+    lone = client_allowing(5)
+    assert lone.control(CancelPushFrame(0)) == [PushCancelled(push_id=0)]
+    assert lone.feed(0, lone.push_promise(0, 0, PUSHED)) == []
+    assert_no_error(lone)
+
+
 # -- §7.2.7: MAX_PUSH_ID ---------------------------------------------------------------------
 
 
