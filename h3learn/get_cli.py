@@ -1,12 +1,13 @@
 """``h3learn get``: fetch URLs over HTTP/3 and print each response (RFC 9114 §4.1).
 
     h3learn get URL [URL...] [--insecure | --cafile F] [--record FILE]
-                [--method M] [--data D] [--timeout SECONDS]
+                [--method M] [--data D] [--header 'NAME: VALUE' ...] [--timeout SECONDS]
 
 For each URL it prints the status, the response's field lines and the content. URLs of one
 origin share one connection (RFC 9114 §3.3), their requests in flight together on separate
 request streams. ``--record`` writes that connection's trace (every frame, SETTINGS value
-and QPACK instruction, docs/events.md) as a native trace file.
+and QPACK instruction, docs/events.md) as a native trace file. ``--header`` adds field
+lines of one's own to every request, to watch QPACK put them in its dynamic table.
 
 The server's certificate is checked against the system's authorities unless ``--cafile``
 names others (for a self-signed server, its own certificate) or ``--insecure`` switches the
@@ -23,9 +24,14 @@ import sys
 from pathlib import Path
 
 from h3learn.command_error import CommandError
+from h3learn.h3.http_fields import check_field_name, check_field_value, check_regular_field
+from h3learn.h3.messages import Header, MalformedMessage
+from h3learn.h3.pseudo_headers import validate_request
+from h3learn.qpack.errors import cite
 from h3learn.transport.fetch_errors import FetchError
-from h3learn.transport.udp_client import Response, fetch
+from h3learn.transport.udp_client import Response, fetch, request_header_section
 from h3learn.transport.udp_shared import quiet_aioquic_log
+from h3learn.transport.urls import parse_url, shorten_url
 
 #: Content shown as text is cut after this many bytes.
 MAX_SHOWN_BODY = 64 * 1024
@@ -49,6 +55,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--method", "-X", help="request method (default GET, or POST with --data)")
     parser.add_argument(
         "--data", "-d", help="request content: the text itself, or @FILE for a file's bytes"
+    )
+    parser.add_argument(
+        "--header",
+        "-H",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="add this field line to every request (repeat for more); the name is sent in"
+        " lowercase, as RFC 9114 §4.2 requires; it replaces h3learn's user-agent or accept",
     )
     parser.add_argument(
         "--timeout",
@@ -95,11 +110,53 @@ def check_method(method: str) -> None:
         )
 
 
+def header_option(option: str) -> Header:
+    """One ``--header 'Name: value'`` as a field line (RFC 9114 §4.2).
+
+    The name goes in lowercase: RFC 9114 §4.2 has HTTP/3 convert it before encoding, as
+    HTTP/2 does. The spaces around the value are not part of it (RFC 9110 §5.5).
+    """
+    if option.startswith(":"):
+        raise CommandError(
+            f"bad header {option!r}: pseudo-header fields come from the URL and --method"
+            " (RFC 9114 §4.3.1)"
+        )
+    name, colon, value = option.partition(":")
+    if not colon:
+        raise CommandError(f"bad header {option!r}: write it as 'NAME: VALUE'")
+    field_line = (name.lower().encode(), value.strip(" \t").encode())
+    try:
+        check_field_name(field_line[0])
+        check_field_value(*field_line)
+        check_regular_field(*field_line, in_request_header=True)
+    except MalformedMessage as error:
+        raise CommandError(f"bad header {option!r}: {error.rule} ({cite(error.rfc)})") from None
+    return field_line
+
+
+def check_request(urls: list[str], method: str, data: bytes | None, fields: list[Header]) -> None:
+    """The whole header section of each URL's request must be well-formed (RFC 9114
+    §4.1.2), e.g. a Host field must agree with the URL's authority (§4.3.1): checked here,
+    before anything is sent, as the server would check it."""
+    for url in urls:
+        try:
+            validate_request(request_header_section(parse_url(url), method, data, fields))
+        except FetchError as error:
+            raise CommandError(str(error)) from None
+        except MalformedMessage as error:
+            raise CommandError(
+                f"the request for {shorten_url(url)} would be malformed: {error.rule}"
+                f" ({cite(error.rfc)})"
+            ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     quiet_aioquic_log()
     data = request_content(args.data)
     method = args.method or ("POST" if data is not None else "GET")
     check_method(method)
+    fields = [header_option(option) for option in args.header]
+    check_request(args.urls, method, data, fields)
     if args.timeout <= 0:
         raise CommandError("--timeout must be positive")
     if args.cafile is not None and not args.cafile.is_file():
@@ -116,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
                 cafile=str(args.cafile) if args.cafile is not None else None,
                 record=args.record,
                 timeout=args.timeout,
+                fields=fields,
             )
         )
     except FetchError as error:

@@ -2,7 +2,8 @@
 
 RFC 9114 §4.3.1 puts the URL's path and query in ``:path`` as RFC 3986 writes them, so a
 space or a non-ASCII letter is percent-encoded (§2.1); RFC 9110 §9.1 makes a method a
-token. Each mistake in the command line is one clear line and exit status 1, before any
+token; RFC 9114 §4.2 and §4.3.1 decide which ``--header`` field lines a request may carry.
+Each mistake in the command line is one clear line and exit status 1, before any
 packet is sent (nothing listens on the ports used here).
 """
 
@@ -15,6 +16,7 @@ import pytest
 
 from h3learn.cli import main
 from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.udp_client import USER_AGENT, request_header_section
 from h3learn.transport.urls import parse_url, percent_encode
 
 
@@ -119,3 +121,48 @@ def test_recording_to_a_folder_is_refused_before_connecting(
     assert error == "h3learn get: cannot record to recdir: it is a folder; name a file in it\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["recdir"], "no journal is left"
     assert not any(folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("Connection: close", "connection-specific field 'connection' (RFC 9114 §4.2)"),
+        ("te: gzip", "TE with value 'gzip', not 'trailers' (RFC 9114 §4.2)"),
+        (":path: /x", "pseudo-header fields come from the URL and --method (RFC 9114 §4.3.1)"),
+        ("x-name", "write it as 'NAME: VALUE'"),
+        ("bad name: v", "contains 0x20, which is not a token character (RFC 9110 §5.6.2)"),
+        ("x-v: a\x01b", "value of 'x-v' contains control character 0x01 at offset 1"),
+    ],
+)
+def test_a_header_option_http3_forbids_is_refused_with_its_rule(
+    capsys: pytest.CaptureFixture[str], header: str, message: str
+) -> None:
+    error = failure(capsys, "-k", "-H", header, "https://127.0.0.1:9/")
+    assert error.startswith(f"h3learn get: bad header {header!r}: ") and message in error
+
+
+def test_a_host_header_that_contradicts_the_url_is_refused_before_connecting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """RFC 9114 §4.3.1: with both :authority and Host, they must be the same."""
+    error = failure(capsys, "-k", "-H", "Host: other.example", "https://127.0.0.1:9/")
+    assert "the request for https://127.0.0.1:9/ would be malformed" in error
+    assert "Host 'other.example' disagree (RFC 9114 §4.3.1)" in error
+
+
+def test_header_options_follow_the_defaults_they_do_not_replace() -> None:
+    target = parse_url("https://localhost:4433/a?b")
+    fields = [(b"accept", b"text/html"), (b"x-lesson", b"1"), (b"x-lesson", b"2")]
+    assert request_header_section(target, "POST", b"abc", fields) == [
+        (b":method", b"POST"),
+        (b":scheme", b"https"),
+        (b":authority", b"localhost:4433"),
+        (b":path", b"/a?b"),
+        (b"user-agent", USER_AGENT),
+        (b"accept", b"text/html"),
+        (b"x-lesson", b"1"),
+        (b"x-lesson", b"2"),
+        (b"content-length", b"3"),
+    ]
+    given_length = request_header_section(target, "POST", b"abc", [(b"content-length", b"3")])
+    assert given_length.count((b"content-length", b"3")) == 1

@@ -46,6 +46,7 @@ from h3learn.h3.http_events import (
     StreamEnded,
     StreamReset,
 )
+from h3learn.h3.messages import MalformedMessage
 from h3learn.h3.settings import Settings
 from h3learn.qpack.errors import cite
 from h3learn.transport.fetch_errors import FetchError, check_ca_file, connection_failure
@@ -72,6 +73,15 @@ class Response:
     body: bytes
     trailers: list[Header] = field(default_factory=list)
     stream_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RequestParts:
+    """What every request of one `fetch` carries besides its URL."""
+
+    method: str
+    data: bytes | None
+    fields: tuple[Header, ...]
 
 
 @dataclass
@@ -105,18 +115,14 @@ class H3ClientProtocol(QuicConnectionProtocol):
 
     # -- requests ------------------------------------------------------------------------
 
-    def request(self, target: Target, method: str, data: bytes | None) -> asyncio.Future[Response]:
-        """Send one request on a new request stream (RFC 9114 §4.1); its response comes later."""
-        headers: list[Header] = [
-            (b":method", method.encode()),
-            (b":scheme", b"https"),
-            (b":authority", target.authority.encode()),
-            (b":path", target.path.encode()),
-            (b"user-agent", USER_AGENT),
-            (b"accept", b"*/*"),
-        ]
-        if data is not None:
-            headers.append((b"content-length", str(len(data)).encode()))
+    def request(
+        self, target: Target, method: str, data: bytes | None, fields: Sequence[Header] = ()
+    ) -> asyncio.Future[Response]:
+        """Send one request on a new request stream (RFC 9114 §4.1); its response comes later.
+
+        ``fields``: the application's own field lines (see `request_header_section`).
+        """
+        headers = request_header_section(target, method, data, fields)
         future: asyncio.Future[Response] = self._loop.create_future()
         # Credit the peer granted since the last event (RFC 9204 §2.1.3) counts too.
         self.bridge.report_flow_control_credit()
@@ -124,7 +130,7 @@ class H3ClientProtocol(QuicConnectionProtocol):
             stream_id = self.h3.send_request(headers, end_stream=data is None)
             if data is not None:
                 self.h3.send_data(stream_id, data, end_stream=True)
-        except (H3UsageError, ValueError) as error:
+        except (H3UsageError, MalformedMessage, ValueError) as error:
             future.set_exception(FetchError(f"{target.shown}: cannot send the request: {error}"))
             return future
         self._pending[stream_id] = _Pending(target, future)
@@ -250,6 +256,34 @@ class H3ClientProtocol(QuicConnectionProtocol):
         ]
 
 
+def request_header_section(
+    target: Target, method: str, data: bytes | None, fields: Sequence[Header] = ()
+) -> list[Header]:
+    """The header section of a request for ``target`` (RFC 9114 §4.3.1, §4.1).
+
+    The pseudo-header fields come first (§4.3), then h3learn's user-agent and accept, then
+    ``fields``, the application's own field lines in their order; a name in ``fields``
+    replaces the default of that name. With content, a content-length says its size
+    unless ``fields`` has one.
+    """
+    given = {name for name, _ in fields}
+    headers: list[Header] = [
+        (b":method", method.encode()),
+        (b":scheme", b"https"),
+        (b":authority", target.authority.encode()),
+        (b":path", target.path.encode()),
+    ]
+    headers += [
+        (name, value)
+        for name, value in ((b"user-agent", USER_AGENT), (b"accept", b"*/*"))
+        if name not in given
+    ]
+    headers += fields
+    if data is not None and b"content-length" not in given:
+        headers.append((b"content-length", str(len(data)).encode()))
+    return headers
+
+
 def _status_of(headers: Sequence[Header]) -> int:
     for name, value in headers:
         if name == b":status":
@@ -267,8 +301,12 @@ async def fetch(
     record: Path | RecordingFactory | None = None,
     timeout: float = 10.0,
     settings: Settings = DEFAULT_SETTINGS,
+    fields: Sequence[Header] = (),
 ) -> list[Response]:
     """Request every URL; one connection per origin (URLs of one origin share it).
+
+    Every request carries ``method``, ``data`` as its content, and ``fields``, field lines
+    of the application's own (`request_header_section`).
 
     ``insecure`` skips the certificate check; ``cafile`` trusts the authorities (or the
     self-signed certificate) in that file instead of the system's. ``record`` writes the
@@ -294,8 +332,9 @@ async def fetch(
         elif cafile is not None:
             check_ca_file(cafile)
             configuration.load_verify_locations(cafile)
+        request = RequestParts(method, data, tuple(fields))
         for response in await _fetch_origin(
-            host, port, group, method, data, configuration, record, timeout, settings
+            host, port, group, request, configuration, record, timeout, settings
         ):
             responses[response.url] = response
     return [responses[target.url] for target in targets]
@@ -305,8 +344,7 @@ async def _fetch_origin(
     host: str,
     port: int,
     targets: list[Target],
-    method: str,
-    data: bytes | None,
+    request: RequestParts,
     configuration: QuicConfiguration,
     record: Path | RecordingFactory | None,
     timeout: float,
@@ -328,7 +366,7 @@ async def _fetch_origin(
     for family, sockaddr in addresses:
         try:
             return await _fetch_at(
-                family, sockaddr, targets, method, data, configuration, record, timeout, settings
+                family, sockaddr, targets, request, configuration, record, timeout, settings
             )
         except ConnectionRefusedError:
             refused.append(format_address(sockaddr))
@@ -345,8 +383,7 @@ async def _fetch_at(
     family: socket.AddressFamily,
     sockaddr: tuple[Any, ...],
     targets: list[Target],
-    method: str,
-    data: bytes | None,
+    request: RequestParts,
     configuration: QuicConfiguration,
     record: Path | RecordingFactory | None,
     timeout: float,
@@ -383,7 +420,10 @@ async def _fetch_at(
         protocol.connect(sockaddr)
         async with asyncio.timeout(timeout):
             await protocol.handshake
-            futures = [protocol.request(target, method, data) for target in targets]
+            futures = [
+                protocol.request(target, request.method, request.data, request.fields)
+                for target in targets
+            ]
             return list(await asyncio.gather(*futures))
     except TimeoutError:
         error = _timed_out(protocol, peer, timeout)

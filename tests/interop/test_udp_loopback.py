@@ -332,7 +332,17 @@ def test_h3learn_get_against_h3learn_h3_server_and_sigterm_finishes_the_traces(
         url = f"https://localhost:{server.port}"
         record = tmp_path / "get.json"
         result = run_h3learn(
-            "get", f"{url}/", f"{url}/second", "--cafile", str(server.cert), "--record", str(record)
+            "get",
+            f"{url}/",
+            f"{url}/second",
+            "--cafile",
+            str(server.cert),
+            "--record",
+            str(record),
+            "-H",
+            "X-Lesson: qpack",
+            "-H",
+            "Accept: text/html",
         )
         assert result.returncode == 0, result.stderr
         assert f"== {url}/ (stream 0)\nHTTP/3 200\n" in result.stdout
@@ -364,7 +374,12 @@ def test_h3learn_get_against_h3learn_h3_server_and_sigterm_finishes_the_traces(
         if event.name in ("frame_created", "frame_parsed")
     }
     assert {("frame_created", "settings"), ("frame_parsed", "settings")} <= kinds
-    assert [fields[":path"] for fields in decoded_headers(trace)] == ["/", "/second"]
+    requests = decoded_headers(trace)
+    assert [fields[":path"] for fields in requests] == ["/", "/second"]
+    # --header: the name in lowercase (RFC 9114 §4.2), and Accept replaced h3learn's own.
+    assert [(fields["x-lesson"], fields["accept"]) for fields in requests] == [
+        ("qpack", "text/html")
+    ] * 2
     client = read_trace(record)
     assert [fields[":status"] for fields in decoded_headers(client)] == ["200", "200"]
 
