@@ -25,16 +25,6 @@ from h3learn.web import socketio
 from h3learn.web.api import limit_in_words
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
-
-
 def upload(client: FlaskClient, data: bytes, name: str = "trace.json") -> tuple[int, dict]:  # type: ignore[type-arg]
     response = client.post(
         "/api/traces",

@@ -5,6 +5,7 @@ questions, bad codes and malformed messages, and rooms that end or go idle.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,10 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def app(tmp_path: Path, clock: Clock) -> Flask:
-    return make_app(tmp_path, CLASSROOM_IDLE_SECONDS=600, CLASSROOM_CLOCK=clock)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
+def app(tmp_path: Path, clock: Clock) -> Iterator[Flask]:
+    app = make_app(tmp_path, CLASSROOM_IDLE_SECONDS=600, CLASSROOM_CLOCK=clock)
+    yield app
+    app.extensions["h3learn_live"].close()
 
 
 class Page:

@@ -7,8 +7,6 @@ the spread the teacher sees, and what-if reruns of a lesson.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +14,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 from test_classroom import Moves, Page, create, teacher_of
 from test_live_api import FakeConnection
-from web_helpers import make_app
 
 from h3learn.web.classroom.protocol import MAX_ANSWER_CHARS
 from h3learn.web.classroom.questions import TOP_ANSWERS
@@ -24,18 +21,6 @@ from h3learn.web.classroom.questions import TOP_ANSWERS
 LESSON = "02-a-first-get"
 #: Lesson 2's checkpoints: (id, the step it stops before, kind).
 PREFIX, STATUS = ("prefix", 21, "number"), ("status", 28, "choice")
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Flask]:
-    app = make_app(tmp_path)
-    yield app
-    app.extensions["h3learn_live"].close()
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
 
 
 @pytest.fixture

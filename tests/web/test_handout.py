@@ -21,11 +21,6 @@ from h3learn.transport.memory import MemoryPair
 from h3learn.web.handout import MAX_STEPS
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> FlaskClient:
-    return make_app(tmp_path).test_client()
-
-
 def blocks(page: str) -> list[str]:
     return re.findall(r'<article class="handout-step" id="step-(\d+)"', page)
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import html
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from web_helpers import make_app
 
 from h3learn.scenarios.examples import dynamic_table
 from h3learn.trace.qlog import to_qlog, to_qlog_03
@@ -30,18 +28,6 @@ NESTED = "[" * 100_000 + "]" * 100_000
 DIGITS = "9" * 5000
 LESSON = "02-a-first-get"
 VARIANTS_LESSON = "16-what-if-lab"
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Flask]:
-    app = make_app(tmp_path)
-    yield app
-    app.extensions["h3learn_live"].close()
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
 
 
 @pytest.fixture(scope="module")
