@@ -24,14 +24,12 @@ import sys
 from pathlib import Path
 
 from h3learn.command_error import CommandError
-from h3learn.h3.http_fields import check_field_name, check_field_value, check_regular_field
-from h3learn.h3.messages import Header, MalformedMessage
-from h3learn.h3.pseudo_headers import validate_request
-from h3learn.qpack.errors import cite
+from h3learn.h3.messages import Header
 from h3learn.transport.fetch_errors import FetchError
-from h3learn.transport.udp_client import Response, fetch, request_header_section
+from h3learn.transport.request_fields import check_request, parse_field_line
+from h3learn.transport.udp_client import Response, fetch
 from h3learn.transport.udp_shared import quiet_aioquic_log
-from h3learn.transport.urls import parse_url, shorten_url
+from h3learn.transport.urls import parse_url
 
 #: Content shown as text is cut after this many bytes.
 MAX_SHOWN_BODY = 64 * 1024
@@ -110,44 +108,18 @@ def check_method(method: str) -> None:
         )
 
 
-def header_option(option: str) -> Header:
-    """One ``--header 'Name: value'`` as a field line (RFC 9114 §4.2).
-
-    The name goes in lowercase: RFC 9114 §4.2 has HTTP/3 convert it before encoding, as
-    HTTP/2 does. The spaces around the value are not part of it (RFC 9110 §5.5).
-    """
-    if option.startswith(":"):
-        raise CommandError(
-            f"bad header {option!r}: pseudo-header fields come from the URL and --method"
-            " (RFC 9114 §4.3.1)"
-        )
-    name, colon, value = option.partition(":")
-    if not colon:
-        raise CommandError(f"bad header {option!r}: write it as 'NAME: VALUE'")
-    field_line = (name.lower().encode(), value.strip(" \t").encode())
+def check_requests(
+    urls: list[str], method: str, data: bytes | None, header_options: list[str]
+) -> list[Header]:
+    """The ``--header`` options as field lines, each URL's request checked with them as the
+    server will check it (h3learn/transport/request_fields.py), before anything is sent."""
     try:
-        check_field_name(field_line[0])
-        check_field_value(*field_line)
-        check_regular_field(*field_line, in_request_header=True)
-    except MalformedMessage as error:
-        raise CommandError(f"bad header {option!r}: {error.rule} ({cite(error.rfc)})") from None
-    return field_line
-
-
-def check_request(urls: list[str], method: str, data: bytes | None, fields: list[Header]) -> None:
-    """The whole header section of each URL's request must be well-formed (RFC 9114
-    §4.1.2), e.g. a Host field must agree with the URL's authority (§4.3.1): checked here,
-    before anything is sent, as the server would check it."""
-    for url in urls:
-        try:
-            validate_request(request_header_section(parse_url(url), method, data, fields))
-        except FetchError as error:
-            raise CommandError(str(error)) from None
-        except MalformedMessage as error:
-            raise CommandError(
-                f"the request for {shorten_url(url)} would be malformed: {error.rule}"
-                f" ({cite(error.rfc)})"
-            ) from None
+        fields = [parse_field_line(option) for option in header_options]
+        for url in urls:
+            check_request(parse_url(url), method, data, fields)
+    except FetchError as error:
+        raise CommandError(str(error)) from None
+    return fields
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,8 +127,7 @@ def run(args: argparse.Namespace) -> int:
     data = request_content(args.data)
     method = args.method or ("POST" if data is not None else "GET")
     check_method(method)
-    fields = [header_option(option) for option in args.header]
-    check_request(args.urls, method, data, fields)
+    fields = check_requests(args.urls, method, data, args.header)
     if args.timeout <= 0:
         raise CommandError("--timeout must be positive")
     if args.cafile is not None and not args.cafile.is_file():

@@ -16,7 +16,7 @@ import pytest
 
 from h3learn.cli import main
 from h3learn.transport.fetch_errors import FetchError
-from h3learn.transport.udp_client import USER_AGENT, request_header_section
+from h3learn.transport.request_fields import USER_AGENT, request_header_section
 from h3learn.transport.urls import parse_url, percent_encode
 
 
@@ -128,7 +128,7 @@ def test_recording_to_a_folder_is_refused_before_connecting(
     [
         ("Connection: close", "connection-specific field 'connection' (RFC 9114 §4.2)"),
         ("te: gzip", "TE with value 'gzip', not 'trailers' (RFC 9114 §4.2)"),
-        (":path: /x", "pseudo-header fields come from the URL and --method (RFC 9114 §4.3.1)"),
+        (":path: /x", "pseudo-header fields come from the URL and the method (RFC 9114 §4.3.1)"),
         ("x-name", "write it as 'NAME: VALUE'"),
         ("bad name: v", "contains 0x20, which is not a token character (RFC 9110 §5.6.2)"),
         ("x-v: a\x01b", "value of 'x-v' contains control character 0x01 at offset 1"),

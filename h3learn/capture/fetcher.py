@@ -6,7 +6,9 @@ the client's view (`CaptureHub.recording_factory`), so it shows up in the list l
 other. Everything about it is bounded:
 
 - the URL is checked first (`parse_url`: an https URL with a host, no user information,
-  RFC 9114 §3.1), and a bad one is refused with the reason before any thread starts;
+  RFC 9114 §3.1), and so are the page's own header lines (`parse_field_line`, with the
+  whole request as the server will check it, RFC 9114 §4.2, §4.3.1): a bad one is refused
+  with the reason before any thread starts;
 - at most ``max_jobs`` fetches run at once; another is refused with "busy";
 - each fetch has ``timeout`` seconds for connecting and its response (`fetch`'s own bound);
 - the last `KEEP_JOBS` jobs are remembered, so the page can ask how one went.
@@ -23,12 +25,15 @@ import asyncio
 import itertools
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from h3learn.capture.hub import CaptureHub
+from h3learn.h3.messages import Header
 from h3learn.transport.fetch_errors import FetchError
+from h3learn.transport.request_fields import check_request, parse_field_line
 from h3learn.transport.udp_client import fetch
 from h3learn.transport.urls import parse_url
 
@@ -43,6 +48,8 @@ class FetchJob:
 
     id: int
     url: str
+    #: The user's own field lines, sent after h3learn's (h3learn/transport/request_fields.py).
+    fields: tuple[Header, ...] = ()
     state: str = "running"  # running, done, failed
     status: int | None = None
     body_bytes: int | None = None
@@ -83,10 +90,15 @@ class Fetcher:
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
-    def start(self, url: str, *, insecure: bool = False) -> FetchJob:
-        """Check the URL and start fetching it; raises FetchError (bad URL, or busy)."""
+    def start(
+        self, url: str, *, insecure: bool = False, header_lines: Sequence[str] = ()
+    ) -> FetchJob:
+        """Check the URL and ``header_lines`` (``Name: value`` each) and start fetching;
+        raises FetchError (a bad URL or header line, or busy)."""
         url = url.strip()
         target = parse_url(url)
+        fields = tuple(parse_field_line(line) for line in header_lines)
+        check_request(target, "GET", None, fields)
         if not self._slots.acquire(blocking=False):
             raise FetchError(
                 f"busy: {self.max_jobs} fetches are running already; try again when one is done"
@@ -98,7 +110,7 @@ class Fetcher:
                 cafile = str(cert)
                 insecure = False
         with self._lock:
-            job = FetchJob(next(self._numbers), url)
+            job = FetchJob(next(self._numbers), url, fields)
             self._jobs[job.id] = job
             while len(self._jobs) > KEEP_JOBS:
                 self._jobs.popitem(last=False)
@@ -129,6 +141,7 @@ class Fetcher:
                     cafile=cafile,
                     record=record,
                     timeout=self.timeout,
+                    fields=job.fields,
                 )
             )
             job.status, job.body_bytes, job.state = response.status, len(response.body), "done"

@@ -23,7 +23,6 @@ import socket
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,7 @@ from h3learn.h3.settings import Settings
 from h3learn.qpack.errors import cite
 from h3learn.transport.fetch_errors import FetchError, check_ca_file, connection_failure
 from h3learn.transport.quic import H3_ALPN, H3OverQuic
+from h3learn.transport.request_fields import request_header_section
 from h3learn.transport.udp_shared import (
     DEFAULT_SETTINGS,
     ConnectionRecording,
@@ -59,8 +59,6 @@ from h3learn.transport.udp_shared import (
     format_address,
 )
 from h3learn.transport.urls import Target, parse_url
-
-USER_AGENT = f"h3learn/{package_version('h3learn')}".encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +118,7 @@ class H3ClientProtocol(QuicConnectionProtocol):
     ) -> asyncio.Future[Response]:
         """Send one request on a new request stream (RFC 9114 §4.1); its response comes later.
 
-        ``fields``: the application's own field lines (see `request_header_section`).
+        ``fields``: the user's own field lines (h3learn/transport/request_fields.py).
         """
         headers = request_header_section(target, method, data, fields)
         future: asyncio.Future[Response] = self._loop.create_future()
@@ -256,34 +254,6 @@ class H3ClientProtocol(QuicConnectionProtocol):
         ]
 
 
-def request_header_section(
-    target: Target, method: str, data: bytes | None, fields: Sequence[Header] = ()
-) -> list[Header]:
-    """The header section of a request for ``target`` (RFC 9114 §4.3.1, §4.1).
-
-    The pseudo-header fields come first (§4.3), then h3learn's user-agent and accept, then
-    ``fields``, the application's own field lines in their order; a name in ``fields``
-    replaces the default of that name. With content, a content-length says its size
-    unless ``fields`` has one.
-    """
-    given = {name for name, _ in fields}
-    headers: list[Header] = [
-        (b":method", method.encode()),
-        (b":scheme", b"https"),
-        (b":authority", target.authority.encode()),
-        (b":path", target.path.encode()),
-    ]
-    headers += [
-        (name, value)
-        for name, value in ((b"user-agent", USER_AGENT), (b"accept", b"*/*"))
-        if name not in given
-    ]
-    headers += fields
-    if data is not None and b"content-length" not in given:
-        headers.append((b"content-length", str(len(data)).encode()))
-    return headers
-
-
 def _status_of(headers: Sequence[Header]) -> int:
     for name, value in headers:
         if name == b":status":
@@ -305,8 +275,8 @@ async def fetch(
 ) -> list[Response]:
     """Request every URL; one connection per origin (URLs of one origin share it).
 
-    Every request carries ``method``, ``data`` as its content, and ``fields``, field lines
-    of the application's own (`request_header_section`).
+    Every request carries ``method``, ``data`` as its content, and ``fields``, the user's
+    own field lines (h3learn/transport/request_fields.py).
 
     ``insecure`` skips the certificate check; ``cafile`` trusts the authorities (or the
     self-signed certificate) in that file instead of the system's. ``record`` writes the

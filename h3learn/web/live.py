@@ -45,6 +45,8 @@ def _api_error(error: ApiError) -> tuple[Response, int]:
 
 #: The most captures one comparison shows side by side.
 MAX_COMPARE = 8
+#: The most header lines of one's own a fetch from the page may add.
+MAX_FETCH_HEADER_LINES = 20
 
 
 def service() -> LiveService:
@@ -183,8 +185,19 @@ def start_fetch() -> tuple[Response, int]:
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("url"), str):
         raise ApiError(400, 'send {"url": "https://..."} as JSON')
+    header_lines = body.get("headers", [])
+    if not (
+        isinstance(header_lines, list)
+        and len(header_lines) <= MAX_FETCH_HEADER_LINES
+        and all(isinstance(line, str) for line in header_lines)
+    ):
+        raise ApiError(
+            400, f'"headers" is a list of at most {MAX_FETCH_HEADER_LINES} "name: value" strings'
+        )
     try:
-        job = service().fetcher.start(body["url"], insecure=bool(body.get("insecure")))
+        job = service().fetcher.start(
+            body["url"], insecure=bool(body.get("insecure")), header_lines=header_lines
+        )
     except FetchError as error:
         status = 429 if str(error).startswith("busy") else 400
         raise ApiError(status, str(error)) from None

@@ -11,7 +11,7 @@ commands are those of ../shared/peers.md):
 Each test checks what the peer received and, in the trace, what the peer sent: its SETTINGS
 (RFC 9114 §7.2.4.1), the dynamic-table inserts its QPACK encoder made (RFC 9204 §4.3) and
 the request fields h3learn's decoder recovered (RFC 9204 §4.5). A missing tool skips the
-test (fails it in CI, see tests/conftest.py).
+test (fails it in CI, see tests/optional_tools.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import require_tool
+from optional_tools import require_tool
 from udp_helpers import (
     ServerProcess,
     chromium_command,

@@ -16,7 +16,7 @@ Then, per stream and direction:
 
 tshark 4.0 does not decode QPACK, so the QPACK instructions and field sections are checked by
 the byte comparison only. A missing tshark, or no permission to capture on loopback, skips the
-test (fails it in CI, see tests/conftest.py).
+test (fails it in CI, see tests/optional_tools.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from conftest import require_tool, skip_or_fail
+from optional_tools import require_tool, skip_or_fail
 from udp_helpers import (
     ServerProcess,
     chromium_command,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from conftest import require_tool
+from optional_tools import require_tool
 
 from h3learn.events import Event
 from h3learn.trace.store import FORMAT, Trace, read_trace

@@ -14,9 +14,9 @@ import ipaddress
 import subprocess
 from pathlib import Path
 
-from conftest import require_tool
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
+from optional_tools import require_tool
 
 from h3learn.transport.certificates import (
     ensure_certificate,

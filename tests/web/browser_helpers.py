@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from conftest import require_tool
 from flask import Flask
+from optional_tools import require_tool
 from werkzeug.serving import make_server
 
 

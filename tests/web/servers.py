@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from conftest import require_tool
+from optional_tools import require_tool
 
 
 def free_port() -> int:

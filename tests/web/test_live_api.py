@@ -234,6 +234,26 @@ def test_the_fetch_form_checks_the_url_first(app: Flask) -> None:
     assert client.get("/api/captures/fetch/12345").status_code == 404
 
 
+def test_the_fetch_form_checks_its_header_lines_before_fetching(app: Flask) -> None:
+    """RFC 9114 §4.2, §4.3.1: a field line the server would find malformed is refused with
+    its rule, and no fetch starts."""
+    client = app.test_client()
+    url = "https://127.0.0.1:9/"
+    for headers, words in (
+        (["Transfer-Encoding: chunked"], "connection-specific field 'transfer-encoding'"),
+        (["x-ok: 1", "no colon"], "bad header 'no colon': write it as 'NAME: VALUE'"),
+        ([":method: POST"], "pseudo-header fields come from the URL and the method"),
+        (["host: elsewhere.example"], "Host 'elsewhere.example' disagree (RFC 9114 §4.3.1)"),
+        ("x: 1", '"headers" is a list of at most 20 "name: value" strings'),
+        (["x: 1"] * 21, '"headers" is a list of at most 20'),
+        ([1], '"headers" is a list'),
+    ):
+        answer = client.post("/api/captures/fetch", json={"url": url, "headers": headers})
+        assert answer.status_code == 400, headers
+        assert words in answer.get_json()["error"], (headers, answer.get_json())
+    assert service(app).fetcher._jobs == {}
+
+
 def test_a_fetch_that_cannot_connect_fails_with_a_reason_and_in_bounded_time(
     app: Flask,
 ) -> None:

@@ -7,7 +7,7 @@ certificate (the Live page's command line), loads a page and /favicon.ico over H
 ngtcp2's gtlsclient and niquests connect, and the project's own client fetches from
 ngtcp2's gtlsserver and from a server made of aioquic's own HTTP/3 (both on loopback, both
 stopped by the test). Last, a capture survives ``kill -9`` and a restart. A missing tool
-skips its test (fails it in CI, tests/conftest.py).
+skips its test (fails it in CI, tests/optional_tools.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_tool
+from optional_tools import require_tool
 from serve_helpers import ServeProcess, chromium_peer_args, rows, start_serve
 
 from h3learn.trace.store import read_trace
@@ -362,6 +362,8 @@ def test_the_readable_client_fetches_from_gtlsserver_through_the_live_page(
         time.sleep(0.5)
         live_page.fill("#fetch-url", f"https://localhost:{port}/hello.txt")
         live_page.check("#fetch-insecure")
+        live_page.click(".fetch-headers summary")
+        live_page.fill("#fetch-header-lines", "X-Lesson: qpack\n\n  accept: text/plain  ")
         live_page.click("#fetch-button")
         live_page.wait_for_selector("#fetch-capture", timeout=TIMEOUT_MS)
         result = live_page.text_content("#fetch-result")
@@ -372,6 +374,26 @@ def test_the_readable_client_fetches_from_gtlsserver_through_the_live_page(
     row = wait_for_capture(serve, lambda r: r["server_software"] == "nghttp3/ngtcp2 server")
     assert row["view"] == "client" and row["requests"] == 1 and row["error_count"] == 0
     assert "QPACK_BLOCKED_STREAMS=100" in row["settings_text"]
+    # The form's header lines went into the request, the name lowercased (RFC 9114 §4.2).
+    trace = api(serve, f"/api/traces/{row['id']}/download?format=native")
+    (encoded,) = [e for e in trace["events"] if e["name"] == "headers_encoded"]
+    sent = [(item["name"], item["value"]) for item in encoded["data"]["headers"]]
+    assert sent[-2:] == [("x-lesson", "qpack"), ("accept", "text/plain")]
+    assert ("accept", "*/*") not in sent
+
+
+def test_the_fetch_form_refuses_a_header_line_http3_forbids_with_its_rule(
+    serve: ServeProcess, live_page: Any
+) -> None:
+    live_page.click(".fetch-headers summary")
+    live_page.fill("#fetch-header-lines", "Connection: keep-alive")
+    live_page.click("#fetch-button")
+    live_page.wait_for_selector("#fetch-result.error", timeout=TIMEOUT_MS)
+    result = live_page.text_content("#fetch-result")
+    assert result == (
+        "Could not fetch: bad header 'Connection: keep-alive': connection-specific field"
+        " 'connection' (RFC 9114 §4.2)"
+    )
 
 
 def free_udp_port() -> int:

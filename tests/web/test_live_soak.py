@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_tool
+from optional_tools import require_tool
 from serve_helpers import ServeProcess, start_serve
 
 from h3learn.transport.udp_client import Response, fetch

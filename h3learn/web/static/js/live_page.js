@@ -174,7 +174,8 @@ $("fetch-form").addEventListener("submit", async (event) => {
   const result = $("fetch-result");
   result.className = "";
   result.textContent = "Fetching…";
-  const job = await postFetch({ url: $("fetch-url").value, insecure: $("fetch-insecure").checked });
+  const headers = $("fetch-header-lines").value.split("\n").map((line) => line.trim()).filter((line) => line);
+  const job = await postFetch({ url: $("fetch-url").value, insecure: $("fetch-insecure").checked, headers });
   if (job.error) {
     result.className = "error";
     result.textContent = `Could not fetch: ${job.error}`;
