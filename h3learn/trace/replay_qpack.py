@@ -104,7 +104,14 @@ def _decoder_instruction_effect(ep: EndpointState, instruction: dict[str, Any]) 
 
 
 def instruction_created(ep: EndpointState, event: Event) -> None:
-    """RFC 9204 §4.4: a decoder's own instructions, what it has told the peer's encoder."""
+    """RFC 9204 §4.4: a decoder's own instructions, what it has told the peer's encoder.
+
+    An instruction a lesson sends on purpose to break a rule (``deliberate`` in its data,
+    h3learn/h3/deliberate.py) is bytes put on the stream by hand: the decoder's own counts
+    and blocked streams do not change, so neither do they here.
+    """
+    if "deliberate" in event.data:
+        return
     kind, stream = event.data.get("instruction_type"), event.data.get("stream_id")
     if kind == "section_acknowledgement" and is_int(stream):
         ep.acknowledged_insert_count = max(ep.acknowledged_insert_count, ep.decoded.get(stream, 0))

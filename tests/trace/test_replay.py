@@ -313,9 +313,11 @@ def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
     """RFC 9204 §4.4.3: an Insert Count Increment past the inserts sent is a connection
     error of type QPACK_DECODER_STREAM_ERROR, and the encoder never applies it; the replay
     must not show a Known Received Count or received entries the encoder never had."""
-    from h3learn.curriculum.violations import raw_unit
+    from h3learn.h3.deliberate import DeliberateUnit
     from h3learn.h3.settings import Settings
+    from h3learn.qpack.decoder_instructions import InsertCountIncrement
     from h3learn.transport.memory import MemoryPair
+    from h3learn.wire.spans import SpanWriter
 
     settings = Settings(qpack_max_table_capacity=4096, qpack_blocked_streams=16)
     pair = MemoryPair.create(client_settings=settings, server_settings=settings)
@@ -330,7 +332,19 @@ def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
     inserted = pair.client.encoder.table.insert_count
     assert inserted > 0
     server = pair.server
-    increment = raw_unit(bytes([inserted + 2]), "an Insert Count Increment past the inserts")
+    writer = SpanWriter()
+    wrong = InsertCountIncrement(inserted + 2)
+    wrong.serialize(writer)
+    increment = DeliberateUnit(
+        category="qpack",
+        name="instruction_created",
+        raw=writer.unit(),
+        fields=writer.field_spans(),
+        data=wrong.qlog(),
+        rfc=(wrong.section,),
+        describe=f"decoder stream: {wrong.describe()}",
+        rule="an Insert Count Increment past the inserts",
+    )
     server.send_deliberately(server.decoder.decoder_stream_id, increment)
     pair.pump()
     events = pair.log.events
@@ -341,6 +355,9 @@ def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
         qpack = replay.state_after(step)["client"]["qpack"]
         assert qpack["known_received_count"] == pair.client.encoder.known_received_count == 0
         assert not any(entry["received"] for entry in qpack["local_table"]["entries"])
+        # Nor is the wrong increment the server's own count: it was sent by hand.
+        sent = replay.state_after(step)["server"]["qpack"]["acknowledged_insert_count"]
+        assert sent == server.decoder.acknowledged_insert_count
     assert replay.state_after(refused)["changed"] == []
 
 
