@@ -258,9 +258,16 @@ def instruction_unit(table: Table, stream_id: int, rule: str) -> DeliberateUnit:
         raise table.error("type", f"must be one of {known}")
     instruction: Instruction = INSTRUCTION_BUILDERS[kind](table)
     table.finish()
+    return deliberate_instruction(instruction, kind in ENCODER_INSTRUCTIONS, rule)
+
+
+def deliberate_instruction(
+    instruction: Instruction, encoder_side: bool, rule: str
+) -> DeliberateUnit:
+    """A QPACK instruction as a unit to send by hand (on the encoder stream if
+    ``encoder_side``, else the decoder stream), with its labelled bytes."""
     writer = SpanWriter()
     instruction.serialize(writer)
-    encoder_side = kind in ENCODER_INSTRUCTIONS
     return DeliberateUnit(
         category="qpack",
         name="instruction_created",

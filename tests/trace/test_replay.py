@@ -313,11 +313,10 @@ def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
     """RFC 9204 §4.4.3: an Insert Count Increment past the inserts sent is a connection
     error of type QPACK_DECODER_STREAM_ERROR, and the encoder never applies it; the replay
     must not show a Known Received Count or received entries the encoder never had."""
-    from h3learn.h3.deliberate import DeliberateUnit
+    from h3learn.curriculum.violations import deliberate_instruction
     from h3learn.h3.settings import Settings
     from h3learn.qpack.decoder_instructions import InsertCountIncrement
     from h3learn.transport.memory import MemoryPair
-    from h3learn.wire.spans import SpanWriter
 
     settings = Settings(qpack_max_table_capacity=4096, qpack_blocked_streams=16)
     pair = MemoryPair.create(client_settings=settings, server_settings=settings)
@@ -332,19 +331,8 @@ def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
     inserted = pair.client.encoder.table.insert_count
     assert inserted > 0
     server = pair.server
-    writer = SpanWriter()
     wrong = InsertCountIncrement(inserted + 2)
-    wrong.serialize(writer)
-    increment = DeliberateUnit(
-        category="qpack",
-        name="instruction_created",
-        raw=writer.unit(),
-        fields=writer.field_spans(),
-        data=wrong.qlog(),
-        rfc=(wrong.section,),
-        describe=f"decoder stream: {wrong.describe()}",
-        rule="an Insert Count Increment past the inserts",
-    )
+    increment = deliberate_instruction(wrong, False, "an Insert Count Increment past the inserts")
     server.send_deliberately(server.decoder.decoder_stream_id, increment)
     pair.pump()
     events = pair.log.events
