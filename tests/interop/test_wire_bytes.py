@@ -63,7 +63,15 @@ class Direction:
 
     streams: dict[int, bytearray] = field(default_factory=dict)
     frames: set[tuple[int, int]] = field(default_factory=set)
-    settings: list[tuple[int, int]] = field(default_factory=list)
+    #: Each SETTINGS frame seen, as its (identifier, value) pairs: a packet that carried it
+    #: and was retransmitted shows the same frame again, so this holds one member.
+    settings_frames: set[tuple[tuple[int, int], ...]] = field(default_factory=set)
+
+    @property
+    def settings(self) -> list[tuple[int, int]]:
+        """The SETTINGS frame (RFC 9114 §7.2.4: one per control stream)."""
+        assert len(self.settings_frames) == 1, self.settings_frames
+        return list(next(iter(self.settings_frames)))
 
     def place(self, stream_id: int, offset: int, data: bytes) -> None:
         """Put a STREAM frame's data at its offset (a retransmission lands on itself)."""
@@ -134,8 +142,8 @@ def dissect(
     """Each direction's streams, HTTP/3 frames and SETTINGS, from tshark's PDML output.
 
     Only the packets between the two ports count: Chromium may open a second connection.
-    A retransmitted STREAM frame lands on its own bytes, and its HTTP/3 frames, dissected
-    again, are the same members of the set.
+    A retransmitted STREAM frame lands on its own bytes, and its HTTP/3 frames and SETTINGS,
+    dissected again, are the same members of their sets.
     """
     result = subprocess.run(
         [tshark, "-r", str(capture), "-o", f"tls.keylog_file:{keylog}", "-T", "pdml"],
@@ -176,14 +184,16 @@ def dissect(
                 if item.get("name") == "http3.frame_length"
             ]
             direction.frames.update(zip(types, lengths, strict=True))
-            for setting in http3.iter("field"):
-                if setting.get("name") == "http3.settings":
-                    direction.settings.append(
-                        (
-                            int(_field(setting, "http3.settings.id")),
-                            int(_field(setting, "http3.settings.value")),
-                        )
-                    )
+            settings = tuple(
+                (
+                    int(_field(setting, "http3.settings.id")),
+                    int(_field(setting, "http3.settings.value")),
+                )
+                for setting in http3.iter("field")
+                if setting.get("name") == "http3.settings"
+            )
+            if settings:
+                direction.settings_frames.add(settings)
     return directions
 
 
