@@ -13,7 +13,8 @@ Three decoder instructions move it forward:
                                      decoded: its references are released, and the Known
                                      Received Count rises to its Required Insert Count
     Stream Cancellation (§4.4.2)     the decoder abandoned a stream: all its sections'
-                                     references are released
+                                     references are released, and a section sent on it
+                                     later is never decoded (see `is_abandoned`)
     Insert Count Increment (§4.4.3)  the decoder has received that many more inserts
 
 An instruction that cannot be true (an acknowledgment with nothing to acknowledge, an
@@ -46,6 +47,8 @@ class Acknowledgments:
         self.unacknowledged: dict[int, deque[UnacknowledgedSection]] = {}
         #: absolute index -> how many unacknowledged sections refer to that entry.
         self.reference_counts: Counter[int] = Counter()
+        #: Streams the decoder abandoned (Stream Cancellation), one integer each.
+        self.abandoned: set[int] = set()
 
     def section_sent(
         self, stream_id: int, required_insert_count: int, referenced: set[int]
@@ -91,8 +94,19 @@ class Acknowledgments:
 
     def cancel_stream(self, stream_id: int) -> None:
         """RFC 9204 §4.4.2: the decoder abandoned the stream; its references are released."""
+        self.abandoned.add(stream_id)
         for section in self.unacknowledged.pop(stream_id, ()):
             self._release(section)
+
+    def is_abandoned(self, stream_id: int) -> bool:
+        """Did the decoder abandon this stream? Then it decodes no section sent on it.
+
+        A section can still be sent after the Stream Cancellation: the peer's reset or
+        STOP_SENDING for the stream may not have arrived yet. Such a section would never be
+        acknowledged, so a reference in it would keep its entry from eviction, and hold one
+        of the blocked-stream slots, for the rest of the connection.
+        """
+        return stream_id in self.abandoned
 
     def increment_insert_count(self, increment: int, insert_count: int) -> None:
         """RFC 9204 §4.4.3: the decoder has received ``increment`` more of ``insert_count``."""

@@ -28,6 +28,10 @@ The rules it must keep (§2.1.1 - §2.1.4):
   An insert or Duplicate that does not fit is not made (``insert_skipped`` again): the
   field goes as a literal or refers to what the table already holds.
 - The Required Insert Count is exactly one more than the largest absolute index referenced.
+- A section for a stream the decoder has abandoned (Stream Cancellation, §4.4.2; the peer's
+  reset may still be on its way) refers to the static table only: the decoder will never
+  acknowledge it, so a dynamic reference would hold its entry, and a blocked-stream slot,
+  for the rest of the connection.
 
 How it decides (the strategy, in the order `encode` tries things for each field line):
 
@@ -216,12 +220,18 @@ class Encoder:
         encoder_stream = bytearray()
         inserts_before = self.table.insert_count
         may_block = self._may_block(stream_id)
+        # The decoder abandoned this stream and will not read this section (§4.4.2): it
+        # refers to the static table only, so that it holds no dynamic entry for good.
+        static_only = self.acknowledgments.is_abandoned(stream_id)
         referenced: set[int] = set()
         plans = []
         for name, value in headers:
             sensitive = name in never_indexed or (
                 name == b"cookie" and len(value) < self.short_cookie_limit
             )
+            if static_only:
+                plans.append(static_plan(name, value, sensitive))
+                continue
             plan = self._plan_field_line(
                 name, value, sensitive, may_block, referenced, encoder_stream
             )
@@ -459,3 +469,12 @@ class Encoder:
             rfc=(rfc, "9204#2.1.4"),
             summary=f"{what}: Known Received Count {self.known_received_count}",
         )
+
+
+def static_plan(name: bytes, value: bytes, never_indexed: bool) -> FieldLinePlan:
+    """A field line that uses the static table at most: an exact match, or its name."""
+    static_index = STATIC_INDEX_BY_FIELD.get((name, value))
+    if static_index is not None and not never_indexed:
+        return FieldLinePlan("indexed", name, value, static_index=static_index)
+    static_name = STATIC_INDEX_BY_NAME.get(name)
+    return FieldLinePlan("literal", name, value, static_name, None, never_indexed)

@@ -619,6 +619,28 @@ def test_stream_cancellation_drops_every_outstanding_section_of_the_stream() -> 
         encoder.feed_decoder(bytes.fromhex("84"))
 
 
+def test_a_section_for_an_abandoned_stream_refers_to_the_static_table_only() -> None:
+    """RFC 9204 §4.4.2, §2.1.1, §2.1.2: the decoder will never acknowledge a section sent
+    after its Stream Cancellation (the peer's reset crossed it), so a dynamic reference in
+    it would keep its entry from eviction and hold a blocked-stream slot for good."""
+    encoder = Encoder()
+    encoder.apply_settings(4096, 1)
+    fields = [(b"x-a", b"1"), (b"x-a", b"1"), (b":method", b"GET"), (b"accept", b"*/*")]
+    encoder.encode(0, fields)
+    encoder.encode(0, fields)
+    assert encoder.acknowledgments.blocking_streams(encoder.table.insert_count) == {0}
+    encoder.feed_decoder(bytes.fromhex("40"))  # Stream Cancellation, stream 0
+    encoder_stream, section = encoder.encode(0, fields)
+    assert encoder_stream == b""
+    assert section[:2] == b"\x00\x00", "Required Insert Count 0, Base 0"
+    assert Decoder(4096, 1).decode(0, section).headers == fields
+    assert encoder.acknowledgments.unacknowledged == {}
+    assert not encoder.acknowledgments.reference_counts
+    # The slot is free: another stream may block again, and its section refers to x-a.
+    _, other = encoder.encode(4, fields)
+    assert other[0] != 0 and encoder.acknowledgments.blocking_streams(1) == {4}
+
+
 def test_insert_count_increment_raises_the_known_received_count() -> None:
     """RFC 9204 §4.4.3: the count grows by the increment."""
     encoder = encoder_with_sections()
