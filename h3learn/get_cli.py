@@ -7,7 +7,8 @@ For each URL it prints the status, the response's field lines and the content. U
 origin share one connection (RFC 9114 §3.3), their requests in flight together on separate
 request streams. ``--record`` writes that connection's trace (every frame, SETTINGS value
 and QPACK instruction, docs/events.md) as a native trace file. ``--header`` adds field
-lines of one's own to every request, to watch QPACK put them in its dynamic table.
+lines of one's own to every request: with the URL given twice, QPACK sends such a field as
+a literal the first time, then inserts it into its dynamic table and refers to it.
 
 The server's certificate is checked against the system's authorities unless ``--cafile``
 names others (for a self-signed server, its own certificate) or ``--insecure`` switches the
@@ -26,10 +27,9 @@ from pathlib import Path
 from h3learn.command_error import CommandError
 from h3learn.h3.messages import Header
 from h3learn.transport.fetch_errors import FetchError
-from h3learn.transport.request_fields import check_request, parse_field_line
+from h3learn.transport.request_fields import parse_field_line
 from h3learn.transport.udp_client import Response, fetch
 from h3learn.transport.udp_shared import quiet_aioquic_log
-from h3learn.transport.urls import parse_url
 
 #: Content shown as text is cut after this many bytes.
 MAX_SHOWN_BODY = 64 * 1024
@@ -101,6 +101,11 @@ def check_method(method: str) -> None:
             f"bad method {method!r}: it contains {shown}; a method is a token"
             f" (RFC 9110 §9.1, §5.6.2): letters, digits and {TOKEN_PUNCTUATION} only"
         )
+    if method == "CONNECT":
+        raise CommandError(
+            "h3learn get does not make CONNECT requests: a CONNECT request names a host and"
+            " port to tunnel to, with no URL path (RFC 9114 §4.4)"
+        )
     if method.upper() != method and method.upper() in STANDARD_METHODS:
         raise CommandError(
             f"bad method {method!r}: methods are case-sensitive (RFC 9110 §9.1);"
@@ -108,18 +113,13 @@ def check_method(method: str) -> None:
         )
 
 
-def check_requests(
-    urls: list[str], method: str, data: bytes | None, header_options: list[str]
-) -> list[Header]:
-    """The ``--header`` options as field lines, each URL's request checked with them as the
-    server will check it (h3learn/transport/request_fields.py), before anything is sent."""
+def header_fields(header_options: list[str]) -> list[Header]:
+    """The ``--header`` options as field lines (h3learn/transport/request_fields.py); the
+    whole request is checked with them by `fetch`, before it connects."""
     try:
-        fields = [parse_field_line(option) for option in header_options]
-        for url in urls:
-            check_request(parse_url(url), method, data, fields)
+        return [parse_field_line(option) for option in header_options]
     except FetchError as error:
         raise CommandError(str(error)) from None
-    return fields
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     data = request_content(args.data)
     method = args.method or ("POST" if data is not None else "GET")
     check_method(method)
-    fields = check_requests(args.urls, method, data, args.header)
+    fields = header_fields(args.header)
     if args.timeout <= 0:
         raise CommandError("--timeout must be positive")
     if args.cafile is not None and not args.cafile.is_file():

@@ -16,7 +16,7 @@ import pytest
 
 from h3learn.cli import main
 from h3learn.transport.fetch_errors import FetchError
-from h3learn.transport.request_fields import USER_AGENT, request_header_section
+from h3learn.transport.request_fields import USER_AGENT, parse_field_line, request_header_section
 from h3learn.transport.urls import parse_url, percent_encode
 
 
@@ -100,6 +100,13 @@ def test_a_lower_case_standard_method_is_named_case_sensitive(
     assert "case-sensitive" in error and "GET" in error
 
 
+def test_connect_is_refused_as_a_method_get_cannot_make(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    error = failure(capsys, "-k", "-X", "CONNECT", "https://127.0.0.1:9/")
+    assert "does not make CONNECT requests" in error and "(RFC 9114 §4.4)" in error
+
+
 def test_a_ca_file_without_a_certificate_is_refused_at_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -132,6 +139,9 @@ def test_recording_to_a_folder_is_refused_before_connecting(
         ("x-name", "write it as 'NAME: VALUE'"),
         ("bad name: v", "contains 0x20, which is not a token character (RFC 9110 §5.6.2)"),
         ("x-v: a\x01b", "value of 'x-v' contains control character 0x01 at offset 1"),
+        (": v", "the field name is empty (RFC 9110 §5.1)"),
+        ("\u212a-x: v", "the field name holds '\u212a'; a field name is a token of ASCII"),
+        ("x-v: \ud800", "the value holds '\\ud800', which has no UTF-8 form"),
     ],
 )
 def test_a_header_option_http3_forbids_is_refused_with_its_rule(
@@ -148,6 +158,23 @@ def test_a_host_header_that_contradicts_the_url_is_refused_before_connecting(
     error = failure(capsys, "-k", "-H", "Host: other.example", "https://127.0.0.1:9/")
     assert "the request for https://127.0.0.1:9/ would be malformed" in error
     assert "Host 'other.example' disagree (RFC 9114 §4.3.1)" in error
+
+
+def test_a_content_length_that_differs_from_the_data_is_refused_before_connecting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """RFC 9114 §4.1.2: the DATA must add up to the content-length the request announces."""
+    error = failure(capsys, "-k", "-d", "abc", "-H", "content-length: 10", "https://127.0.0.1:9/")
+    assert "would be malformed" in error and "content-length is 10" in error
+    assert "(RFC 9114 §4.1.2)" in error
+
+
+def test_a_value_byte_that_is_not_utf8_is_sent_as_typed() -> None:
+    """RFC 9110 §5.5: obs-text (0x80-0xFF) may appear in a value; a terminal's byte that
+    is not UTF-8 reaches Python as a lone surrogate and goes out as that byte."""
+    raw = b"x-n: caf\xe9".decode("utf-8", "surrogateescape")
+    assert parse_field_line(raw) == (b"x-n", b"caf\xe9")
+    assert parse_field_line("X-N:  caf\u00e9 ") == (b"x-n", "café".encode())
 
 
 def test_header_options_follow_the_defaults_they_do_not_replace() -> None:

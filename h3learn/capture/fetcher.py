@@ -50,6 +50,8 @@ class FetchJob:
     url: str
     #: The user's own field lines, sent after h3learn's (h3learn/transport/request_fields.py).
     fields: tuple[Header, ...] = ()
+    #: How many requests for the URL go out on the connection, one after the other's start.
+    times: int = 1
     state: str = "running"  # running, done, failed
     status: int | None = None
     body_bytes: int | None = None
@@ -61,6 +63,7 @@ class FetchJob:
         return {
             "id": self.id,
             "url": self.url,
+            "times": self.times,
             "state": self.state,
             "status": self.status,
             "body_bytes": self.body_bytes,
@@ -91,10 +94,17 @@ class Fetcher:
         self._lock = threading.Lock()
 
     def start(
-        self, url: str, *, insecure: bool = False, header_lines: Sequence[str] = ()
+        self,
+        url: str,
+        *,
+        insecure: bool = False,
+        header_lines: Sequence[str] = (),
+        times: int = 1,
     ) -> FetchJob:
-        """Check the URL and ``header_lines`` (``Name: value`` each) and start fetching;
-        raises FetchError (a bad URL or header line, or busy)."""
+        """Check the URL and ``header_lines`` (``Name: value`` each) and start fetching it
+        ``times`` times on one connection (a second request can refer to what the first
+        put in QPACK's dynamic table); raises FetchError (a bad URL or header line, or
+        busy)."""
         url = url.strip()
         target = parse_url(url)
         fields = tuple(parse_field_line(line) for line in header_lines)
@@ -110,7 +120,7 @@ class Fetcher:
                 cafile = str(cert)
                 insecure = False
         with self._lock:
-            job = FetchJob(next(self._numbers), url, fields)
+            job = FetchJob(next(self._numbers), url, fields, times)
             self._jobs[job.id] = job
             while len(self._jobs) > KEEP_JOBS:
                 self._jobs.popitem(last=False)
@@ -134,9 +144,9 @@ class Fetcher:
             return recording
 
         try:
-            (response,) = asyncio.run(
+            *_, response = asyncio.run(
                 fetch(
-                    [job.url],
+                    [job.url] * job.times,
                     insecure=insecure,
                     cafile=cafile,
                     record=record,

@@ -258,11 +258,11 @@ def instruction_unit(table: Table, stream_id: int, rule: str) -> DeliberateUnit:
         raise table.error("type", f"must be one of {known}")
     instruction: Instruction = INSTRUCTION_BUILDERS[kind](table)
     table.finish()
-    return deliberate_instruction(instruction, kind in ENCODER_INSTRUCTIONS, rule)
+    return deliberate_instruction(instruction, rule, encoder_side=kind in ENCODER_INSTRUCTIONS)
 
 
 def deliberate_instruction(
-    instruction: Instruction, encoder_side: bool, rule: str
+    instruction: Instruction, rule: str, *, encoder_side: bool
 ) -> DeliberateUnit:
     """A QPACK instruction as a unit to send by hand (on the encoder stream if
     ``encoder_side``, else the decoder stream), with its labelled bytes."""

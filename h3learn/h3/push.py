@@ -147,9 +147,11 @@ def push_promise_ready(
     try:
         validate_push_promise_request(headers)
     except UnpushableRequest as refusal:
-        # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH, and
-        # its response must not be used: a push stream already open for it is abandoned.
-        cancel_push(conn, push_id, (f"the promise is refused: {refusal.rule}", refusal.rfc))
+        # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH (once,
+        # though it may be promised again), and its response must not be used: a push
+        # stream already open for it is abandoned.
+        if push_id not in conn._cancelled_pushes:
+            cancel_push(conn, push_id, (f"the promise is refused: {refusal.rule}", refusal.rfc))
         for push_stream in push_streams_for(conn, push_id):
             refuse_push_stream(conn, push_stream)
         return

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 
 from h3learn.qpack.errors import DecoderStreamError
 
+#: How many abandoned streams the encoder remembers, the most recent ones.
+ABANDONED_REMEMBERED = 256
+
 
 @dataclass(slots=True)
 class UnacknowledgedSection:
@@ -47,8 +50,9 @@ class Acknowledgments:
         self.unacknowledged: dict[int, deque[UnacknowledgedSection]] = {}
         #: absolute index -> how many unacknowledged sections refer to that entry.
         self.reference_counts: Counter[int] = Counter()
-        #: Streams the decoder abandoned (Stream Cancellation), one integer each.
-        self.abandoned: set[int] = set()
+        #: The streams the decoder abandoned most recently (Stream Cancellation), oldest
+        #: first; at most ABANDONED_REMEMBERED (a dict used as an ordered set).
+        self.abandoned: dict[int, None] = {}
 
     def section_sent(
         self, stream_id: int, required_insert_count: int, referenced: set[int]
@@ -94,7 +98,9 @@ class Acknowledgments:
 
     def cancel_stream(self, stream_id: int) -> None:
         """RFC 9204 §4.4.2: the decoder abandoned the stream; its references are released."""
-        self.abandoned.add(stream_id)
+        self.abandoned[stream_id] = None
+        if len(self.abandoned) > ABANDONED_REMEMBERED:
+            del self.abandoned[next(iter(self.abandoned))]
         for section in self.unacknowledged.pop(stream_id, ()):
             self._release(section)
 
@@ -104,7 +110,9 @@ class Acknowledgments:
         A section can still be sent after the Stream Cancellation: the peer's reset or
         STOP_SENDING for the stream may not have arrived yet. Such a section would never be
         acknowledged, so a reference in it would keep its entry from eviction, and hold one
-        of the blocked-stream slots, for the rest of the connection.
+        of the blocked-stream slots, for the rest of the connection. Only the most recent
+        cancellations are remembered (ABANDONED_REMEMBERED): that moment is short, and a
+        peer naming stream after stream cannot make the encoder's memory grow.
         """
         return stream_id in self.abandoned
 

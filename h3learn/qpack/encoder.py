@@ -255,6 +255,7 @@ class Encoder:
             max_table_capacity=self.max_table_capacity,
             huffman=self._h(),
             recorder=self.recorder,
+            note=ABANDONED_NOTE if static_only else "",
         )
         if required_insert_count:
             self.acknowledgments.section_sent(stream_id, required_insert_count, referenced)
@@ -469,6 +470,10 @@ class Encoder:
             rfc=(rfc, "9204#2.1.4"),
             summary=f"{what}: Known Received Count {self.known_received_count}",
         )
+
+
+#: The end of a section's summary when its stream was abandoned (RFC 9204 §4.4.2).
+ABANDONED_NOTE = "static table only: the decoder abandoned this stream, RFC 9204 §4.4.2"
 
 
 def static_plan(name: bytes, value: bytes, never_indexed: bool) -> FieldLinePlan:

@@ -80,11 +80,13 @@ def record_field_section(
     field_lines: list[dict[str, Any]],
     raw: bytes,
     fields: tuple[FieldSpan, ...],
+    note: str = "",
 ) -> None:
     """A ``headers_encoded`` or ``headers_decoded`` event.
 
     ``field_lines`` (from `field_line_json`, one per header, in order) already hold each
-    header's name and value as text; ``headers`` reuses them.
+    header's name and value as text; ``headers`` reuses them. ``note`` ends the summary:
+    why the section looks as it does, when its fields alone do not say.
     """
     verb = "encoded" if name == "headers_encoded" else "decoded"
     recorder.record(
@@ -103,6 +105,7 @@ def record_field_section(
         summary=(
             f"{verb} field section on stream {stream_id}: {len(headers)} fields,"
             f" Required Insert Count {prefix['required_insert_count']}, Base {prefix['base']}"
+            + (f" ({note})" if note else "")
         ),
     )
 

@@ -125,11 +125,12 @@ def serialize_section(
     max_table_capacity: int,
     huffman: bool | None,
     recorder: Recorder,
+    note: str = "",
 ) -> bytes:
     """The encoded field section (RFC 9204 §4.5): the prefix, then each planned field line.
 
     ``huffman`` is the choice for every string: None lets the writer pick the shorter form
-    (RFC 9204 §4.1.2), False never Huffman-codes.
+    (RFC 9204 §4.1.2), False never Huffman-codes. ``note`` ends the recorded summary.
     """
     record = recorder.enabled
     writer = SpanWriter(record=record)
@@ -159,6 +160,7 @@ def serialize_section(
                 "delta_base": delta_base,
                 "max_entries": max_entries(max_table_capacity),
             },
+            note,
         )
     return writer.unit()
 
@@ -172,6 +174,7 @@ def _record_section(
     lengths: list[int],
     writer: SpanWriter,
     prefix: dict[str, Any],
+    note: str,
 ) -> None:
     field_lines = [
         field_line_json(line, plan.name, plan.value, plan.absolute_index, plan.static_index, length)
@@ -186,4 +189,5 @@ def _record_section(
         field_lines,
         writer.unit(),
         writer.field_spans(),
+        note,
     )

@@ -9,13 +9,15 @@ their own into QPACK's dynamic table and watches it be referred to by later requ
 A user's field line is read as HTTP/1.1 writes one, ``Name: value``, and made HTTP/3's:
 
 - the name is sent in lowercase, which RFC 9114 §4.2 asks of every HTTP/3 sender;
-- the spaces and tabs around the value are not part of it (RFC 9110 §5.5);
+- the spaces and tabs around the value are not part of it (RFC 9110 §5.5), and the value
+  is sent as UTF-8 (a byte a terminal passed that is not UTF-8 is sent as it came);
 - it must then pass the checks the receiving server makes (h3learn.h3.http_fields), so
   that a field HTTP/3 forbids, such as ``Connection``, is refused before anything is sent,
   with the rule it breaks, instead of being reset by the server as H3_MESSAGE_ERROR.
 
-The whole section is checked as the server will check it (h3learn.h3.pseudo_headers): a
-Host field that names another authority than the URL, for one, is malformed (§4.3.1).
+The whole request is checked as the server will check it (h3learn.h3.pseudo_headers): a
+Host field that names another authority than the URL, for one, is malformed (§4.3.1), and
+so is a content-length that differs from the content's size (§4.1.2).
 Every refusal is a `FetchError` with a one-line reason.
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib.metadata import version as package_version
 
+from h3learn.h3.content_length import ContentLengthTracker
 from h3learn.h3.http_fields import check_field_name, check_field_value, check_regular_field
 from h3learn.h3.messages import Header, MalformedMessage
 from h3learn.h3.pseudo_headers import validate_request
@@ -62,30 +65,62 @@ def request_header_section(
 
 def parse_field_line(text: str) -> Header:
     """A user's ``Name: value`` as an HTTP/3 field line, checked (see the module docstring)."""
-    if text.startswith(":"):
+    pseudo_name, second_colon, _ = text[1:].partition(":")
+    if text.startswith(":") and second_colon and pseudo_name:
         raise FetchError(
             f"bad header {text!r}: pseudo-header fields come from the URL and the method"
             " (RFC 9114 §4.3.1)"
         )
-    name, colon, value = text.partition(":")
+    name_text, colon, value_text = text.partition(":")
     if not colon:
         raise FetchError(f"bad header {text!r}: write it as 'NAME: VALUE'")
-    field_line = (name.lower().encode(), value.strip(" \t").encode())
+    name, value = field_name_octets(text, name_text), field_value_octets(text, value_text)
     try:
-        check_field_name(field_line[0])
-        check_field_value(*field_line)
-        check_regular_field(*field_line, in_request_header=True)
+        check_field_name(name)
+        check_field_value(name, value)
+        check_regular_field(name, value, in_request_header=True)
     except MalformedMessage as error:
         raise FetchError(f"bad header {text!r}: {error.rule} ({cite(error.rfc)})") from None
-    return field_line
+    return name, value
+
+
+def field_name_octets(text: str, name: str) -> bytes:
+    """The name in lowercase octets; only ASCII letters change (RFC 9114 §4.2), and a name
+    is an ASCII token (RFC 9110 §5.6.2), so any other character is refused by name."""
+    if not name:
+        raise FetchError(f"bad header {text!r}: the field name is empty (RFC 9110 §5.1)")
+    other = next((character for character in name if not character.isascii()), None)
+    if other is not None:
+        raise FetchError(
+            f"bad header {text!r}: the field name holds {other!r}; a field name is a token"
+            " of ASCII letters, digits and !#$%&'*+-.^_`|~ (RFC 9110 §5.6.2)"
+        )
+    return name.encode("ascii").lower()
+
+
+def field_value_octets(text: str, value: str) -> bytes:
+    """The value without the spaces and tabs around it (RFC 9110 §5.5), as UTF-8 octets.
+
+    A byte a terminal passed that is not UTF-8 (Python holds it as a lone surrogate) is
+    sent as it was typed: octets 0x80-0xFF are allowed in a value (obs-text, RFC 9110 §5.5).
+    """
+    try:
+        return value.strip(" \t").encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as error:
+        raise FetchError(
+            f"bad header {text!r}: the value holds {error.object[error.start]!r}, which has"
+            " no UTF-8 form"
+        ) from None
 
 
 def check_request(
     target: Target, method: str, data: bytes | None, fields: Sequence[Header]
 ) -> None:
-    """Refuse a request the server would find malformed (RFC 9114 §4.1.2), before sending."""
+    """Refuse a request the server would find malformed (RFC 9114 §4.1.2), before sending:
+    its header section, and a content-length that does not match the content."""
     try:
-        validate_request(request_header_section(target, method, data, fields))
+        head = validate_request(request_header_section(target, method, data, fields))
+        ContentLengthTracker.for_request(head).check_sending(len(data or b""), ending=True)
     except MalformedMessage as error:
         raise FetchError(
             f"the request for {shorten_url(target.url)} would be malformed: {error.rule}"

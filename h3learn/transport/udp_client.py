@@ -50,7 +50,7 @@ from h3learn.h3.settings import Settings
 from h3learn.qpack.errors import cite
 from h3learn.transport.fetch_errors import FetchError, check_ca_file, connection_failure
 from h3learn.transport.quic import H3_ALPN, H3OverQuic
-from h3learn.transport.request_fields import request_header_section
+from h3learn.transport.request_fields import check_request, request_header_section
 from h3learn.transport.udp_shared import (
     DEFAULT_SETTINGS,
     ConnectionRecording,
@@ -124,11 +124,16 @@ class H3ClientProtocol(QuicConnectionProtocol):
         future: asyncio.Future[Response] = self._loop.create_future()
         # Credit the peer granted since the last event (RFC 9204 §2.1.3) counts too.
         self.bridge.report_flow_control_credit()
+        stream_id = None
         try:
             stream_id = self.h3.send_request(headers, end_stream=data is None)
             if data is not None:
                 self.h3.send_data(stream_id, data, end_stream=True)
         except (H3UsageError, MalformedMessage, ValueError) as error:
+            if stream_id is not None:  # the header section went out: cancel the request
+                self.h3.reset_stream(stream_id)
+                self.bridge.transmit_actions()
+                self.transmit()
             future.set_exception(FetchError(f"{target.shown}: cannot send the request: {error}"))
             return future
         self._pending[stream_id] = _Pending(target, future)
@@ -281,10 +286,14 @@ async def fetch(
     ``insecure`` skips the certificate check; ``cafile`` trusts the authorities (or the
     self-signed certificate) in that file instead of the system's. ``record`` writes the
     connection's trace there (one origin only), or makes its recording (a
-    `RecordingFactory`, as h3learn.capture does). Each origin gets ``timeout`` seconds for
-    connecting and all its responses. Raises FetchError with a one-line reason.
+    `RecordingFactory`, as h3learn.capture does). A request the server would find
+    malformed is refused before connecting (`check_request`). Each origin gets
+    ``timeout`` seconds for connecting and all its responses. Raises FetchError with a
+    one-line reason.
     """
     targets = [parse_url(url) for url in urls]
+    for target in targets:
+        check_request(target, method, data, fields)
     origins: dict[tuple[str, int], list[Target]] = {}
     for target in targets:
         origins.setdefault(target.origin, []).append(target)

@@ -45,8 +45,11 @@ def _api_error(error: ApiError) -> tuple[Response, int]:
 
 #: The most captures one comparison shows side by side.
 MAX_COMPARE = 8
-#: The most header lines of one's own a fetch from the page may add.
+#: The most header lines of one's own a fetch from the page may add, and their length.
 MAX_FETCH_HEADER_LINES = 20
+MAX_FETCH_HEADER_LINE = 8192
+#: The most requests one fetch from the page sends on its connection.
+MAX_FETCH_TIMES = 5
 
 
 def service() -> LiveService:
@@ -185,18 +188,28 @@ def start_fetch() -> tuple[Response, int]:
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("url"), str):
         raise ApiError(400, 'send {"url": "https://..."} as JSON')
-    header_lines = body.get("headers", [])
+    header_lines = body.get("headers") or []
     if not (
         isinstance(header_lines, list)
         and len(header_lines) <= MAX_FETCH_HEADER_LINES
-        and all(isinstance(line, str) for line in header_lines)
+        and all(
+            isinstance(line, str) and len(line) <= MAX_FETCH_HEADER_LINE for line in header_lines
+        )
     ):
         raise ApiError(
-            400, f'"headers" is a list of at most {MAX_FETCH_HEADER_LINES} "name: value" strings'
+            400,
+            f'"headers" is a list of at most {MAX_FETCH_HEADER_LINES} "name: value" strings,'
+            f" each at most {MAX_FETCH_HEADER_LINE} characters",
         )
+    times = body.get("times", 1)
+    if not (type(times) is int and 1 <= times <= MAX_FETCH_TIMES):
+        raise ApiError(400, f'"times" is how many requests to send: 1 to {MAX_FETCH_TIMES}')
     try:
         job = service().fetcher.start(
-            body["url"], insecure=bool(body.get("insecure")), header_lines=header_lines
+            body["url"],
+            insecure=bool(body.get("insecure")),
+            header_lines=header_lines,
+            times=times,
         )
     except FetchError as error:
         status = 429 if str(error).startswith("busy") else 400

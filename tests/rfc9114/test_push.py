@@ -319,6 +319,18 @@ def test_a_promise_the_client_cannot_use_is_cancelled_and_its_push_stream_not_re
     assert_stream_error(lone, PUSH_STREAM, ErrorCode.H3_REQUEST_CANCELLED, "9114#7.2.3")
 
 
+def test_an_unusable_promise_made_twice_is_refused_with_one_cancel_push() -> None:
+    """RFC 9114 §4.6 lets a push ID be promised on several request streams; the client
+    refuses the push once (§7.2.3), not once per promise."""
+    lone = client_allowing(5)
+    second = lone.request()
+    lone.feed(0, lone.push_promise(0, 0, POST))
+    lone.feed(second, lone.push_promise(second, 0, POST))
+    cancel = SendStreamData(CLIENT_CONTROL, frame_bytes(CancelPushFrame(0)))
+    assert lone.take_sent().count(cancel) == 1
+    assert_no_error(lone)
+
+
 def test_a_push_stream_that_came_before_its_unusable_promise_is_abandoned() -> None:
     lone = client_allowing(5)
     lone.feed(PUSH_STREAM, stream_header(StreamType.PUSH, push_id=0))

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from h3learn.events import EventLog
+from h3learn.qpack.acknowledgments import ABANDONED_REMEMBERED
 from h3learn.qpack.decoder import Decoder
 from h3learn.qpack.decoder_instructions import (
     SectionAcknowledgment,
@@ -40,7 +41,7 @@ from h3learn.qpack.field_lines import (
 )
 from h3learn.qpack.flow_control import EncoderStreamCredit
 from h3learn.qpack.interop import decode_records, encode_qif, encode_records, parse_qif
-from h3learn.wire.spans import SpanReader
+from h3learn.wire.spans import SpanReader, SpanWriter
 
 Header = tuple[bytes, bytes]
 VECTOR_INPUTS = Path(__file__).resolve().parent.parent / "vectors" / "qif-inputs"
@@ -623,7 +624,8 @@ def test_a_section_for_an_abandoned_stream_refers_to_the_static_table_only() -> 
     """RFC 9204 §4.4.2, §2.1.1, §2.1.2: the decoder will never acknowledge a section sent
     after its Stream Cancellation (the peer's reset crossed it), so a dynamic reference in
     it would keep its entry from eviction and hold a blocked-stream slot for good."""
-    encoder = Encoder()
+    log = EventLog()
+    encoder = Encoder(recorder=log.for_endpoint("client"))
     encoder.apply_settings(4096, 1)
     fields = [(b"x-a", b"1"), (b"x-a", b"1"), (b":method", b"GET"), (b"accept", b"*/*")]
     encoder.encode(0, fields)
@@ -636,9 +638,27 @@ def test_a_section_for_an_abandoned_stream_refers_to_the_static_table_only() -> 
     assert Decoder(4096, 1).decode(0, section).headers == fields
     assert encoder.acknowledgments.unacknowledged == {}
     assert not encoder.acknowledgments.reference_counts
+    encoded = [event for event in log.events if event.name == "headers_encoded"]
+    assert encoded[-1].summary.endswith(
+        "(static table only: the decoder abandoned this stream, RFC 9204 §4.4.2)"
+    )
+    assert "abandoned" not in encoded[0].summary
     # The slot is free: another stream may block again, and its section refers to x-a.
     _, other = encoder.encode(4, fields)
     assert other[0] != 0 and encoder.acknowledgments.blocking_streams(1) == {4}
+
+
+def test_only_the_most_recent_abandoned_streams_are_remembered() -> None:
+    """A peer may name stream after stream in Stream Cancellations (RFC 9204 §4.4.2): the
+    encoder's memory of them stays bounded."""
+    encoder = Encoder()
+    encoder.apply_settings(4096, 1)
+    writer = SpanWriter(record=False)
+    streams = range(0, 4 * (ABANDONED_REMEMBERED + 10), 4)
+    for stream_id in streams:
+        StreamCancellation(stream_id).serialize(writer)
+    encoder.feed_decoder(writer.unit())
+    assert list(encoder.acknowledgments.abandoned) == list(streams[-ABANDONED_REMEMBERED:])
 
 
 def test_insert_count_increment_raises_the_known_received_count() -> None:

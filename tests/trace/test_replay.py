@@ -332,7 +332,9 @@ def test_a_decoder_instruction_the_encoder_refuses_changes_nothing() -> None:
     assert inserted > 0
     server = pair.server
     wrong = InsertCountIncrement(inserted + 2)
-    increment = deliberate_instruction(wrong, False, "an Insert Count Increment past the inserts")
+    increment = deliberate_instruction(
+        wrong, "an Insert Count Increment past the inserts", encoder_side=False
+    )
     server.send_deliberately(server.decoder.decoder_stream_id, increment)
     pair.pump()
     events = pair.log.events

@@ -247,10 +247,17 @@ def test_the_fetch_form_checks_its_header_lines_before_fetching(app: Flask) -> N
         ("x: 1", '"headers" is a list of at most 20 "name: value" strings'),
         (["x: 1"] * 21, '"headers" is a list of at most 20'),
         ([1], '"headers" is a list'),
+        (["x: " + "v" * 8190], "each at most 8192 characters"),
+        (["content-length: 5"], "content-length is 5 (RFC 9114 §4.1.2)"),
+        (["x: \ud800"], "which has no UTF-8 form"),
     ):
         answer = client.post("/api/captures/fetch", json={"url": url, "headers": headers})
         assert answer.status_code == 400, headers
         assert words in answer.get_json()["error"], (headers, answer.get_json())
+    for times in (0, 6, "2", 1.5, True):
+        answer = client.post("/api/captures/fetch", json={"url": url, "times": times})
+        assert answer.status_code == 400, times
+        assert answer.get_json()["error"] == '"times" is how many requests to send: 1 to 5'
     assert service(app).fetcher._jobs == {}
 
 

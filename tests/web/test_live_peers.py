@@ -364,6 +364,7 @@ def test_the_readable_client_fetches_from_gtlsserver_through_the_live_page(
         live_page.check("#fetch-insecure")
         live_page.click(".fetch-headers summary")
         live_page.fill("#fetch-header-lines", "X-Lesson: qpack\n\n  accept: text/plain  ")
+        assert live_page.input_value("#fetch-times") == "2"
         live_page.click("#fetch-button")
         live_page.wait_for_selector("#fetch-capture", timeout=TIMEOUT_MS)
         result = live_page.text_content("#fetch-result")
@@ -372,14 +373,21 @@ def test_the_readable_client_fetches_from_gtlsserver_through_the_live_page(
         process.wait(timeout=10)
     assert "HTTP/3 200, 22 bytes" in result, result
     row = wait_for_capture(serve, lambda r: r["server_software"] == "nghttp3/ngtcp2 server")
-    assert row["view"] == "client" and row["requests"] == 1 and row["error_count"] == 0
+    assert row["view"] == "client" and row["requests"] == 2 and row["error_count"] == 0
     assert "QPACK_BLOCKED_STREAMS=100" in row["settings_text"]
-    # The form's header lines went into the request, the name lowercased (RFC 9114 §4.2).
+    # The form's header lines went into both requests, the name lowercased (RFC 9114 §4.2):
+    # a literal the first time; the second refers to the entry QPACK inserted for it.
     trace = api(serve, f"/api/traces/{row['id']}/download?format=native")
-    (encoded,) = [e for e in trace["events"] if e["name"] == "headers_encoded"]
-    sent = [(item["name"], item["value"]) for item in encoded["data"]["headers"]]
-    assert sent[-2:] == [("x-lesson", "qpack"), ("accept", "text/plain")]
-    assert ("accept", "*/*") not in sent
+    sections = [e for e in trace["events"] if e["name"] == "headers_encoded"]
+    for section in sections:
+        sent = [(item["name"], item["value"]) for item in section["data"]["headers"]]
+        assert sent[-2:] == [("x-lesson", "qpack"), ("accept", "text/plain")]
+        assert ("accept", "*/*") not in sent
+    tables = [
+        [line["table"] for line in section["data"]["field_lines"] if line["name"] == "x-lesson"]
+        for section in sections
+    ]
+    assert tables == [["literal"], ["dynamic"]]
 
 
 def test_the_fetch_form_refuses_a_header_line_http3_forbids_with_its_rule(

@@ -174,8 +174,11 @@ $("fetch-form").addEventListener("submit", async (event) => {
   const result = $("fetch-result");
   result.className = "";
   result.textContent = "Fetching…";
-  const headers = $("fetch-header-lines").value.split("\n").map((line) => line.trim()).filter((line) => line);
-  const job = await postFetch({ url: $("fetch-url").value, insecure: $("fetch-insecure").checked, headers });
+  // The header lines and the number of requests count only while their section is open.
+  const own = $("fetch-header-lines").closest("details").open;
+  const headers = own ? $("fetch-header-lines").value.split("\n").map((line) => line.trim()).filter((line) => line) : [];
+  const times = own ? Number($("fetch-times").value) : 1;
+  const job = await postFetch({ url: $("fetch-url").value, insecure: $("fetch-insecure").checked, headers, times });
   if (job.error) {
     result.className = "error";
     result.textContent = `Could not fetch: ${job.error}`;
