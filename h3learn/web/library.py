@@ -6,8 +6,10 @@ to ``<data dir>/traces/<id>.json`` itself, never a path outside that folder. Exa
 (h3learn.scenarios.examples) are recorded once when the library is created and kept in
 memory; saved traces are read from disk (strictly, through h3learn.trace.store and
 h3learn.trace.load) and kept while their file is unchanged, with their `Replay` so that
-stepping does not re-read them. Uploaded files are converted to a native trace
-(`write_trace`, atomic) under a fresh id.
+stepping does not re-read them: the most recently used ones, up to `CACHE_EVENTS` events
+between them (`CACHE_SIZE` traces at most), and never one whose file was deleted
+(`forget`). Uploaded files are converted to a native trace (`write_trace`, atomic) under a
+fresh id.
 
 Opening a large saved trace quickly (a 10,000-event trace is some 16 MB, most of it field
 spans): a native trace is read with its field spans deferred (`parse_trace(...,
@@ -53,8 +55,14 @@ TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: A step number in a URL (more digits than this is no step of any trace).
 STEP_TEXT = re.compile(r"-?[0-9]{1,12}")
 
-#: Saved traces kept parsed in memory (the least recently used one is dropped first).
+#: Saved traces kept parsed in memory, the least recently used dropped first: at most
+#: CACHE_SIZE of them, with at most CACHE_EVENTS events between them. A trace read from its
+#: file holds some 5 KiB per event once stepped through (its deferred field spans, rows and
+#: replay snapshots), so a 10,000-event capture is some 50 MiB and the events, not the
+#: count, are what bounds the memory: 40,000 events are some 200 MiB. The trace opened last
+#: is kept whatever its size.
 CACHE_SIZE = 16
+CACHE_EVENTS = 40_000
 
 
 class UnknownTrace(LookupError):
@@ -322,8 +330,16 @@ class TraceLibrary:
             self._saved.pop(entry.id, None)
             self._saved[entry.id] = (stamp, entry)
             self._listings[entry.id] = (stamp, entry.listing())
-            while len(self._saved) > CACHE_SIZE:
-                self._saved.pop(next(iter(self._saved)))
+            events = sum(len(kept.events) for _, kept in self._saved.values())
+            while len(self._saved) > 1 and (len(self._saved) > CACHE_SIZE or events > CACHE_EVENTS):
+                _, dropped = self._saved.pop(next(iter(self._saved)))
+                events -= len(dropped.events)
+
+    def forget(self, trace_id: str) -> None:
+        """Drop a trace whose file is gone (a deleted capture, h3learn/web/live.py)."""
+        with self._lock:
+            self._saved.pop(trace_id, None)
+            self._listings.pop(trace_id, None)
 
     def listing(self) -> list[dict[str, Any]]:
         """Examples first, then saved traces newest first; a file that cannot be shown is
