@@ -8,8 +8,10 @@ replay the library uses (snapshots on demand) answers as the one that takes them
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import weakref
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,21 @@ def test_the_cache_of_saved_traces_is_bounded_by_their_events(
     monkeypatch.setattr(library_module, "CACHE_EVENTS", events - 1)
     library.get("saved-0")
     assert list(library._saved) == ["saved-0"]
+
+
+def test_what_runs_while_a_trace_is_read_is_freed_once_it_ends(tmp_path: Path) -> None:
+    """A running connection refers to itself through its parts (its recording, its QUIC
+    connection): once it ends, the cycle collector must still free it and its capture,
+    though a trace was read meanwhile."""
+
+    class Connection:
+        pass
+
+    running = Connection()
+    running.itself = running  # type: ignore[attr-defined]
+    ended = weakref.ref(running)
+    saved(tmp_path)
+    TraceLibrary(tmp_path, max_bytes=1 << 24).get("saved")
+    del running
+    gc.collect()
+    assert ended() is None
