@@ -32,7 +32,8 @@ from h3learn.trace.captures import LIVE, CaptureStore, is_capture_id
 from h3learn.trace.store import Trace
 from h3learn.web.library import Entry, TraceLibrary, UnreadableTrace
 
-#: Finished captures kept open after they were watched live (the rest are read from disk).
+#: Finished captures kept open after they were watched live, the most recently looked up
+#: ones (the rest are read from disk, and kept by the library's cache as any saved trace).
 KEEP_FINISHED = 8
 #: A batch with more new rows than this sends only the count; pages fetch what they show.
 MAX_ROWS_PER_BATCH = 500
@@ -62,6 +63,9 @@ class CaptureEntries:
                     trace = Trace(capture.title, dict(capture.meta), [], created=capture.started)
                     known = (Entry(trace_id, "capture", trace), capture)
                     self._open[trace_id] = known
+            else:
+                self._open.move_to_end(trace_id)
+        self._forget_finished()
         if known is None:
             store = self.hub.store
             if not store.exists(trace_id):
@@ -77,7 +81,6 @@ class CaptureEntries:
         else:
             entry, capture = known
             self._catch_up(entry, capture)
-            self._forget_finished()
         title = self.hub.store.info(trace_id).get("title")
         if title:
             entry.trace.title = title
@@ -100,14 +103,18 @@ class CaptureEntries:
             entry.extend(capture.events[have:available])
 
     def _forget_finished(self) -> None:
+        """Keep the `KEEP_FINISHED` finished captures looked up last; run at every lookup, so
+        that captures watched live and finished since do not stay open."""
         with self._lock:
             finished = [key for key, (_, capture) in self._open.items() if capture.state != LIVE]
             for key in finished[: max(0, len(finished) - KEEP_FINISHED)]:
                 del self._open[key]
 
     def forget(self, capture_id: str) -> None:
+        """A deleted capture: dropped here and from the library's cache."""
         with self._lock:
             self._open.pop(capture_id, None)
+        self.library.forget(capture_id)
 
 
 class LiveService:

@@ -6,8 +6,10 @@ to ``<data dir>/traces/<id>.json`` itself, never a path outside that folder. Exa
 (h3learn.scenarios.examples) are recorded once when the library is created and kept in
 memory; saved traces are read from disk (strictly, through h3learn.trace.store and
 h3learn.trace.load) and kept while their file is unchanged, with their `Replay` so that
-stepping does not re-read them. Uploaded files are converted to a native trace
-(`write_trace`, atomic) under a fresh id.
+stepping does not re-read them: the most recently used ones, up to `CACHE_EVENTS` events
+between them (`CACHE_SIZE` traces at most), and never one whose file was deleted
+(`forget`). Uploaded files are converted to a native trace (`write_trace`, atomic) under a
+fresh id.
 
 Opening a large saved trace quickly (a 10,000-event trace is some 16 MB, most of it field
 spans): a native trace is read with its field spans deferred (`parse_trace(...,
@@ -53,8 +55,14 @@ TRACE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: A step number in a URL (more digits than this is no step of any trace).
 STEP_TEXT = re.compile(r"-?[0-9]{1,12}")
 
-#: Saved traces kept parsed in memory (the least recently used one is dropped first).
+#: Saved traces kept parsed in memory, the least recently used dropped first: at most
+#: CACHE_SIZE of them, with at most CACHE_EVENTS events between them. A trace read from its
+#: file holds some 5 KiB per event once stepped through (its deferred field spans, rows and
+#: replay snapshots), so a 10,000-event capture is some 50 MiB and the events, not the
+#: count, are what bounds the memory: 40,000 events are some 250 MiB. The trace opened last
+#: is kept whatever its size.
 CACHE_SIZE = 16
+CACHE_EVENTS = 40_000
 
 
 class UnknownTrace(LookupError):
@@ -322,8 +330,16 @@ class TraceLibrary:
             self._saved.pop(entry.id, None)
             self._saved[entry.id] = (stamp, entry)
             self._listings[entry.id] = (stamp, entry.listing())
-            while len(self._saved) > CACHE_SIZE:
-                self._saved.pop(next(iter(self._saved)))
+            events = sum(len(kept.events) for _, kept in self._saved.values())
+            while len(self._saved) > 1 and (len(self._saved) > CACHE_SIZE or events > CACHE_EVENTS):
+                _, dropped = self._saved.pop(next(iter(self._saved)))
+                events -= len(dropped.events)
+
+    def forget(self, trace_id: str) -> None:
+        """Drop a trace whose file is gone (a deleted capture, h3learn/web/live.py)."""
+        with self._lock:
+            self._saved.pop(trace_id, None)
+            self._listings.pop(trace_id, None)
 
     def listing(self) -> list[dict[str, Any]]:
         """Examples first, then saved traces newest first; a file that cannot be shown is
@@ -386,21 +402,24 @@ class TraceLibrary:
 
 @contextmanager
 def _cyclic_gc_paused() -> Iterator[None]:
-    """Python's cycle collector kept away from a trace being read, and from it afterwards.
+    """Python's cycle collector kept away from a trace while it is being read.
 
     A 10,000-event trace is over a million new objects (dicts, lists, strings), none of them
     in a reference cycle. While they pile up the collector would scan the growing heap
-    several times, and afterwards again and again, some 100 ms each, for cycles that are not
-    there. So it is off during the read, and what exists then is moved out of its view
-    (``gc.freeze``). Reference counting frees all of it as usual when the trace is dropped;
-    only garbage already in a cycle at that moment would stay (a few objects per read).
+    several times, for cycles that are not there, so it is off during the read.
+
+    Afterwards it scans them once or twice as they age (some 70 and 150 ms for such a
+    trace). They are not moved out of its view (``gc.freeze``): that moves everything alive
+    at that moment, running connections and their captures too (an `H3Connection`, its
+    QUIC connection and its recording refer to each other), and what is frozen is never
+    collected, so a capture whose connection ran during a read stayed in memory for good
+    once it ended (tests/web/test_library.py).
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if enabled:
             gc.enable()
 

@@ -8,8 +8,10 @@ replay the library uses (snapshots on demand) answers as the one that takes them
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import weakref
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from h3learn.scenarios.examples import EXAMPLES
 from h3learn.trace.replay import Replay
 from h3learn.trace.store import read_trace, trace_document, write_trace
 from h3learn.trace.stored_events import TraceFormatError
+from h3learn.web import library as library_module
 from h3learn.web.library import TraceLibrary
 
 
@@ -115,3 +118,41 @@ def test_the_streams_of_a_growing_trace_grow_with_it(tmp_path: Path) -> None:
     assert 4 not in entry.streams
     entry.extend(events[split:])
     assert entry.streams == sorted({e.stream_id for e in events if e.stream_id is not None})
+
+
+def test_the_cache_of_saved_traces_is_bounded_by_their_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many large traces are opened, the cache holds at most CACHE_EVENTS events
+    (and always the trace opened last, even one larger than that)."""
+    events = len(EXAMPLES[1].record())
+    monkeypatch.setattr(library_module, "CACHE_EVENTS", 3 * events)
+    for number in range(10):
+        saved(tmp_path, f"saved-{number}")
+    library = TraceLibrary(tmp_path, max_bytes=1 << 24)
+    for number in range(10):
+        library.get(f"saved-{number}").state_after(events - 1)
+        kept = [entry for _, entry in library._saved.values()]
+        assert sum(len(entry.events) for entry in kept) <= 3 * events
+    assert [entry.id for entry in kept] == ["saved-7", "saved-8", "saved-9"]
+    monkeypatch.setattr(library_module, "CACHE_EVENTS", events - 1)
+    library.get("saved-0")
+    assert list(library._saved) == ["saved-0"]
+
+
+def test_what_runs_while_a_trace_is_read_is_freed_once_it_ends(tmp_path: Path) -> None:
+    """A running connection refers to itself through its parts (its recording, its QUIC
+    connection): once it ends, the cycle collector must still free it and its capture,
+    though a trace was read meanwhile."""
+
+    class Connection:
+        pass
+
+    running = Connection()
+    running.itself = running  # type: ignore[attr-defined]
+    ended = weakref.ref(running)
+    saved(tmp_path)
+    TraceLibrary(tmp_path, max_bytes=1 << 24).get("saved")
+    del running
+    gc.collect()
+    assert ended() is None

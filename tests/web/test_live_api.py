@@ -25,7 +25,8 @@ from h3learn.trace.captures import CLOSED, LIVE
 from h3learn.transport.memory import MemoryPair
 from h3learn.transport.udp_shared import DEFAULT_SETTINGS
 from h3learn.web import socketio
-from h3learn.web.captures import LiveService
+from h3learn.web.captures import KEEP_FINISHED, LiveService
+from h3learn.web.library import TraceLibrary
 
 
 @pytest.fixture
@@ -348,3 +349,41 @@ def test_socketio_capture_watchers_get_each_new_step_once_in_order(app: Flask) -
     finally:
         sio.disconnect(namespace="/live")
         other.disconnect(namespace="/live")
+
+
+def test_a_deleted_capture_is_dropped_from_every_cache(app: Flask) -> None:
+    """Opened while live and after it ended (from its file), then deleted: nothing keeps it."""
+    live = service(app)
+    library: TraceLibrary = app.extensions["h3learn_library"]
+    watched, unwatched = FakeConnection(app), FakeConnection(app)
+    client = app.test_client()
+    for connection in (watched, unwatched):
+        connection.get()
+    assert client.get(f"/api/traces/{watched.id}/steps/1").status_code == 200  # while live
+    for connection in (watched, unwatched):
+        connection.close()
+    live.entries.forget(watched.id)  # as when more than KEEP_FINISHED were watched since
+    for connection in (watched, unwatched):
+        assert client.get(f"/api/traces/{connection.id}/steps/1").status_code == 200
+        assert connection.id in library._saved  # read from its file and kept
+        assert client.delete(f"/api/captures/{connection.id}").status_code == 204
+        assert connection.id not in library._saved and connection.id not in library._listings
+        assert connection.id not in live.entries._open
+        assert client.get(f"/api/traces/{connection.id}/steps/1").status_code == 404
+
+
+def test_captures_watched_live_do_not_stay_open_after_they_end(app: Flask) -> None:
+    """However many captures were opened while live, once they end at most KEEP_FINISHED
+    stay in memory, whichever capture is looked up next (one read from its file, too)."""
+    live = service(app)
+    connections = [FakeConnection(app) for _ in range(KEEP_FINISHED + 4)]
+    never_watched = FakeConnection(app)
+    client = app.test_client()
+    for connection in connections:
+        connection.get()
+        assert client.get(f"/api/traces/{connection.id}").status_code == 200
+    assert len(live.entries._open) == len(connections)  # live: all open
+    for connection in [*connections, never_watched]:
+        connection.close()
+    assert client.get(f"/api/traces/{never_watched.id}/steps/0").status_code == 200
+    assert list(live.entries._open) == [c.id for c in connections[-KEEP_FINISHED:]]
