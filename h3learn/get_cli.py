@@ -8,7 +8,8 @@ origin share one connection (RFC 9114 §3.3), their requests in flight together 
 request streams. ``--record`` writes that connection's trace (every frame, SETTINGS value
 and QPACK instruction, docs/events.md) as a native trace file. ``--header`` adds field
 lines of one's own to every request: with the URL given twice, QPACK sends such a field as
-a literal the first time, then inserts it into its dynamic table and refers to it.
+a literal the first time, then inserts it into its dynamic table and refers to it (if the
+server's SETTINGS allow a dynamic table and blocked streams, RFC 9204 §5).
 
 The server's certificate is checked against the system's authorities unless ``--cafile``
 names others (for a self-signed server, its own certificate) or ``--insecure`` switches the

@@ -85,8 +85,32 @@ def stream_reset_received(conn: H3Connection, stream_id: int, error_code: int) -
                 rfc="9000#19.4",
             )
         )
+    elif stream is None and unseen_request_stream(conn, stream_id):
+        # Reset before any of its bytes arrived (they may have been lost): a section on it
+        # may still refer to the dynamic table, so the encoder is owed a Stream Cancellation
+        # (RFC 9204 §2.2.2.2), and bytes that still come are not read.
+        conn.trace.stream_error(
+            stream_id,
+            error_code,
+            "peer reset the stream before any of it arrived",
+            "9114#4.1.1",
+            "received",
+        )
+        conn.decoder.cancel_stream(stream_id)
+        conn._finished_requests.add(stream_id)
     elif stream is None:
         extensions.ignored_stream_reset(conn, stream_id, error_code)
+
+
+def unseen_request_stream(conn: H3Connection, stream_id: int) -> bool:
+    """Server: is this a request stream the client opened whose bytes have not arrived?"""
+    client_bidirectional = stream_id % 4 == 0
+    return (
+        not conn.is_client
+        and client_bidirectional
+        and stream_id not in conn._requests
+        and stream_id not in conn._finished_requests
+    )
 
 
 def end_own_half(conn: H3Connection, stream: RequestStream) -> None:

@@ -45,6 +45,9 @@ def send_request(conn: H3Connection, headers: Sequence[Header], end_stream: bool
     )
     content = ContentLengthTracker.for_request(head)
     check_content(conn._next_request_stream_id, content, more=0, ending=end_stream)
+    # Refused before a stream ID is spent on it (a stream opened and left would be opened
+    # at the peer too, RFC 9000 §2.1).
+    check_sending_size(headers, conn.peer_settings.max_field_section_size, "field section")
     return open_request(conn, headers, head.method, end_stream, content)
 
 

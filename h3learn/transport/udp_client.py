@@ -18,6 +18,7 @@ than the one given.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import socket
 import ssl
@@ -42,6 +43,7 @@ from h3learn.h3.http_events import (
     DataReceived,
     H3Event,
     HeadersReceived,
+    SettingsReceived,
     StreamEnded,
     StreamReset,
 )
@@ -59,6 +61,10 @@ from h3learn.transport.udp_shared import (
     format_address,
 )
 from h3learn.transport.urls import Target, parse_url
+
+#: Seconds the client waits after the handshake for the server's SETTINGS before its
+#: first request (`H3ClientProtocol.wait_for_settings`).
+SETTINGS_WAIT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,8 @@ class H3ClientProtocol(QuicConnectionProtocol):
         )
         self.bridge = H3OverQuic(quic, h3, recorder=recording.log.for_endpoint("client"))
         self.handshake: asyncio.Future[None] = self._loop.create_future()
+        #: Set when the server's SETTINGS arrive (see `SETTINGS_WAIT`).
+        self.settings_received = asyncio.Event()
         self._pending: dict[int, _Pending] = {}
 
     @property
@@ -130,7 +138,7 @@ class H3ClientProtocol(QuicConnectionProtocol):
             if data is not None:
                 self.h3.send_data(stream_id, data, end_stream=True)
         except (H3UsageError, MalformedMessage, ValueError) as error:
-            if stream_id is not None:  # the header section went out: cancel the request
+            if stream_id is not None:  # the header section is queued: cancel the request
                 self.h3.reset_stream(stream_id)
                 self.bridge.transmit_actions()
                 self.transmit()
@@ -140,6 +148,19 @@ class H3ClientProtocol(QuicConnectionProtocol):
         self.bridge.transmit_actions()
         self.transmit()
         return future
+
+    async def wait_for_settings(self) -> None:
+        """Give the server's SETTINGS up to `SETTINGS_WAIT` seconds to arrive.
+
+        Until they come, the client's QPACK encoder does not know the server's table
+        capacity, so it cannot use the dynamic table (RFC 9204 §3.2.3). RFC 9114 §7.2.4.2
+        asks clients not to wait for SETTINGS without end, but to give them a chance to
+        arrive before the first request. They usually come with the end of the handshake;
+        waiting that moment makes the encoding the same every time.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SETTINGS_WAIT):
+                await self.settings_received.wait()
 
     def close_connection(self, failure: str | None = None) -> None:
         """Close with H3_NO_ERROR (RFC 9114 §5.3): every response is in.
@@ -185,6 +206,9 @@ class H3ClientProtocol(QuicConnectionProtocol):
         self._pending.clear()
 
     def _h3_event_received(self, event: H3Event) -> None:
+        if isinstance(event, SettingsReceived):
+            self.settings_received.set()
+            return
         if isinstance(event, H3ConnectionTerminated):
             # The peer's close is explained from the QUIC event (above); this is this
             # client's own close after a protocol error (RFC 9114 §8), with the rule broken.
@@ -294,13 +318,14 @@ async def fetch(
     targets = [parse_url(url) for url in urls]
     for target in targets:
         check_request(target, method, data, fields)
-    origins: dict[tuple[str, int], list[Target]] = {}
-    for target in targets:
-        origins.setdefault(target.origin, []).append(target)
+    #: origin -> the positions in ``urls`` of its URLs (one URL may come more than once).
+    origins: dict[tuple[str, int], list[int]] = {}
+    for position, target in enumerate(targets):
+        origins.setdefault(target.origin, []).append(position)
     if record is not None and len(origins) > 1:
         raise FetchError("--record writes one connection's trace: give URLs of one origin")
-    responses: dict[str, Response] = {}
-    for (host, port), group in origins.items():
+    responses: dict[int, Response] = {}
+    for (host, port), positions in origins.items():
         # QUIC's idle timer a second later than the overall bound, so that a silent server is
         # reported as "no answer within N s" rather than by whichever timer fires first.
         configuration = QuicConfiguration(
@@ -312,11 +337,13 @@ async def fetch(
             check_ca_file(cafile)
             configuration.load_verify_locations(cafile)
         request = RequestParts(method, data, tuple(fields))
-        for response in await _fetch_origin(
+        group = [targets[position] for position in positions]
+        answers = await _fetch_origin(
             host, port, group, request, configuration, record, timeout, settings
-        ):
-            responses[response.url] = response
-    return [responses[target.url] for target in targets]
+        )
+        for position, response in zip(positions, answers, strict=True):
+            responses[position] = response
+    return [responses[position] for position in range(len(targets))]
 
 
 async def _fetch_origin(
@@ -399,6 +426,7 @@ async def _fetch_at(
         protocol.connect(sockaddr)
         async with asyncio.timeout(timeout):
             await protocol.handshake
+            await protocol.wait_for_settings()
             futures = [
                 protocol.request(target, request.method, request.data, request.fields)
                 for target in targets

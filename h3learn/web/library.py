@@ -59,8 +59,8 @@ STEP_TEXT = re.compile(r"-?[0-9]{1,12}")
 #: CACHE_SIZE of them, with at most CACHE_EVENTS events between them. A trace read from its
 #: file holds some 5 KiB per event once stepped through (its deferred field spans, rows and
 #: replay snapshots), so a 10,000-event capture is some 50 MiB and the events, not the
-#: count, are what bounds the memory: 40,000 events are some 250 MiB. The trace opened last
-#: is kept whatever its size.
+#: count, are what bounds the memory: 40,000 events are some 200 to 240 MiB. The trace
+#: opened last is kept whatever its size.
 CACHE_SIZE = 16
 CACHE_EVENTS = 40_000
 

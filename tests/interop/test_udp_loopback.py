@@ -335,6 +335,7 @@ def test_h3learn_get_against_h3learn_h3_server_and_sigterm_finishes_the_traces(
             "get",
             f"{url}/",
             f"{url}/second",
+            f"{url}/",
             "--cafile",
             str(server.cert),
             "--record",
@@ -347,6 +348,7 @@ def test_h3learn_get_against_h3learn_h3_server_and_sigterm_finishes_the_traces(
         assert result.returncode == 0, result.stderr
         assert f"== {url}/ (stream 0)\nHTTP/3 200\n" in result.stdout
         assert f"== {url}/second (stream 4)\nHTTP/3 200\n" in result.stdout
+        assert f"== {url}/ (stream 8)\nHTTP/3 200\n" in result.stdout, "a URL given twice"
         assert "<code>/second</code>" in result.stdout
 
         # Without --cafile the self-signed certificate is refused (RFC 9114 §3.1.1).
@@ -374,7 +376,7 @@ def test_h3learn_get_against_h3learn_h3_server_and_sigterm_finishes_the_traces(
         if event.name in ("frame_created", "frame_parsed")
     }
     assert {("frame_created", "settings"), ("frame_parsed", "settings")} <= kinds
-    assert [fields[":path"] for fields in decoded_headers(trace)] == ["/", "/second"]
+    assert [fields[":path"] for fields in decoded_headers(trace)] == ["/", "/second", "/"]
     # --header: the name in lowercase (RFC 9114 §4.2), and Accept replaced h3learn's own.
     for event in named(trace, "headers_decoded"):
         lines = [(item["name"], item["value"]) for item in event.data["headers"]]
@@ -383,7 +385,7 @@ def test_h3learn_get_against_h3learn_h3_server_and_sigterm_finishes_the_traces(
             ("accept", "text/html"),
         ]
     client = read_trace(record)
-    assert [fields[":status"] for fields in decoded_headers(client)] == ["200", "200"]
+    assert [fields[":status"] for fields in decoded_headers(client)] == ["200"] * 3
 
 
 def test_sigterm_closes_open_connections_with_goaway_and_finishes_their_traces(

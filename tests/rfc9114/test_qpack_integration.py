@@ -246,6 +246,19 @@ def test_a_limit_error_in_one_unblocked_section_costs_only_its_stream(failing_fi
     assert decoder_stream_written(lone) == bytes.fromhex("80 44")
 
 
+def test_a_request_stream_reset_before_any_of_it_arrived_is_cancelled() -> None:
+    """RFC 9204 §2.2.2.2: "When an endpoint receives a stream reset before the end of a
+    stream ... it generates a Stream Cancellation instruction"; the reset may have
+    overtaken a section that refers to the table, whose references the encoder still holds."""
+    lone = Lone.server(settings=DYNAMIC)
+    lone.reset(0, ErrorCode.H3_REQUEST_CANCELLED)
+    assert decoder_stream_written(lone) == CANCEL_STREAM_0
+    assert [e.stream_id for e in lone.errors()] == [0]
+    # Bytes that come after the reset are not read; the connection is fine.
+    assert lone.feed(0, frame_bytes(DataFrame(b"late")), end_stream=True) == []
+    assert not lone.conn.closed
+
+
 def test_a_stream_read_whole_whose_referencing_section_failed_is_cancelled() -> None:
     """RFC 9204 §2.2.2.2, §4.4.2: the section was received but never acknowledged."""
     lone = Lone.server(settings=DYNAMIC)
