@@ -133,7 +133,10 @@ def connections(server: Server, count: int, requests: int, number: int) -> threa
         await fetch(urls, cafile=str(server.cert), timeout=120)
 
     async def every() -> None:
-        await asyncio.gather(*(one(n) for n in range(count)), return_exceptions=True)
+        results = await asyncio.gather(*(one(n) for n in range(count)), return_exceptions=True)
+        failed = [result for result in results if isinstance(result, BaseException)]
+        if failed:  # a round without its load would measure nothing: say so
+            print(f"  round {number}: {len(failed)} of {count} connections failed: {failed[0]}")
 
     thread = threading.Thread(target=asyncio.run, args=(every(),), daemon=True)
     thread.start()

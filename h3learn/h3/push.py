@@ -149,8 +149,11 @@ def push_promise_ready(
     except UnpushableRequest as refusal:
         # RFC 9114 §4.6: a promise the client cannot use is refused with CANCEL_PUSH (once,
         # though it may be promised again), and its response must not be used: a push
-        # stream already open for it is abandoned.
-        if push_id not in conn._cancelled_pushes:
+        # stream already open for it is abandoned. Once its push stream has come, aborting
+        # that stream is the refusal, and no CANCEL_PUSH is sent (§7.2.3: SHOULD NOT).
+        if push_id in conn._push_streams_seen:
+            conn._cancelled_pushes.add(push_id)
+        elif push_id not in conn._cancelled_pushes:
             cancel_push(conn, push_id, (f"the promise is refused: {refusal.rule}", refusal.rfc))
         for push_stream in push_streams_for(conn, push_id):
             refuse_push_stream(conn, push_stream)

@@ -188,7 +188,9 @@ def start_fetch() -> tuple[Response, int]:
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("url"), str):
         raise ApiError(400, 'send {"url": "https://..."} as JSON')
-    header_lines = body.get("headers") or []
+    header_lines = body.get("headers")
+    if header_lines is None:
+        header_lines = []
     if not (
         isinstance(header_lines, list)
         and len(header_lines) <= MAX_FETCH_HEADER_LINES

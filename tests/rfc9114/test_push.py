@@ -332,12 +332,16 @@ def test_an_unusable_promise_made_twice_is_refused_with_one_cancel_push() -> Non
 
 
 def test_a_push_stream_that_came_before_its_unusable_promise_is_abandoned() -> None:
+    """RFC 9114 §7.2.3: "A client SHOULD NOT send a CANCEL_PUSH frame when it has already
+    received a corresponding push stream"; aborting the stream is the refusal."""
     lone = client_allowing(5)
     lone.feed(PUSH_STREAM, stream_header(StreamType.PUSH, push_id=0))
     lone.feed(0, lone.push_promise(0, 0, POST))
     events = lone.feed(PUSH_STREAM, lone.headers(PUSH_STREAM, RESPONSE))
     assert events == []
     assert_stream_error(lone, PUSH_STREAM, ErrorCode.H3_REQUEST_CANCELLED)
+    cancel = SendStreamData(CLIENT_CONTROL, frame_bytes(CancelPushFrame(0)))
+    assert cancel not in lone.take_sent()
 
 
 def test_a_malformed_promised_request_is_h3_message_error_on_its_request_stream() -> None:

@@ -248,6 +248,7 @@ def test_the_fetch_form_checks_its_header_lines_before_fetching(app: Flask) -> N
         ("x: 1", '"headers" is a list of at most 20 "name: value" strings'),
         (["x: 1"] * 21, '"headers" is a list of at most 20'),
         ([1], '"headers" is a list'),
+        ("", '"headers" is a list'),
         (["x: " + "v" * 8190], "each at most 8192 characters"),
         (["content-length: 5"], "content-length is 5 (RFC 9114 §4.1.2)"),
         (["x: \ud800"], "which has no UTF-8 form"),

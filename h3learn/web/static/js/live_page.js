@@ -169,6 +169,12 @@ $("compare-button").addEventListener("click", () => {
 
 // -- the readable client ---------------------------------------------------------------
 
+// The number of requests counts only while its section is open; closed, it is disabled,
+// so that a value out of range there cannot hold the form back.
+$("fetch-header-lines").closest("details").addEventListener("toggle", (event) => {
+  $("fetch-times").disabled = !event.target.open;
+});
+
 $("fetch-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const result = $("fetch-result");
