@@ -7,8 +7,8 @@ other. Everything about it is bounded:
 
 - the URL is checked first (`parse_url`: an https URL with a host, no user information,
   RFC 9114 §3.1), and so are the page's own header lines (`parse_field_line`, with the
-  whole request as the server will check it, RFC 9114 §4.2, §4.3.1): a bad one is refused
-  with the reason before any thread starts;
+  whole request as the server will check it, RFC 9114 §4.1.2, §4.2, §4.3.1): a bad one is
+  refused with the reason before any thread starts;
 - at most ``max_jobs`` fetches run at once; another is refused with "busy";
 - each fetch has ``timeout`` seconds for connecting and its response (`fetch`'s own bound);
 - the last `KEEP_JOBS` jobs are remembered, so the page can ask how one went.
@@ -50,7 +50,7 @@ class FetchJob:
     url: str
     #: The user's own field lines, sent after h3learn's (h3learn/transport/request_fields.py).
     fields: tuple[Header, ...] = ()
-    #: How many requests for the URL go out on the connection, one after the other's start.
+    #: How many requests for the URL go out together on the one connection.
     times: int = 1
     state: str = "running"  # running, done, failed
     status: int | None = None
