@@ -25,6 +25,7 @@ from h3learn.h3.errors import ErrorCode, H3ConnectionError, H3UsageError
 from h3learn.h3.http_events import StreamReset
 from h3learn.h3.message_exchange import MessageState
 from h3learn.h3.stream_state import RequestStream
+from h3learn.h3.stream_types import is_request_stream
 
 if TYPE_CHECKING:
     from h3learn.h3.connection import H3Connection
@@ -104,10 +105,9 @@ def stream_reset_received(conn: H3Connection, stream_id: int, error_code: int) -
 
 def unseen_request_stream(conn: H3Connection, stream_id: int) -> bool:
     """Server: is this a request stream the client opened whose bytes have not arrived?"""
-    client_bidirectional = stream_id % 4 == 0
     return (
         not conn.is_client
-        and client_bidirectional
+        and is_request_stream(stream_id)
         and stream_id not in conn._requests
         and stream_id not in conn._finished_requests
     )

@@ -45,9 +45,6 @@ def send_request(conn: H3Connection, headers: Sequence[Header], end_stream: bool
     )
     content = ContentLengthTracker.for_request(head)
     check_content(conn._next_request_stream_id, content, more=0, ending=end_stream)
-    # Refused before a stream ID is spent on it (a stream opened and left would be opened
-    # at the peer too, RFC 9000 §2.1).
-    check_sending_size(headers, conn.peer_settings.max_field_section_size, "field section")
     return open_request(conn, headers, head.method, end_stream, content)
 
 
@@ -66,13 +63,16 @@ def open_request(
     end_stream: bool,
     content: ContentLengthTracker | None = None,
 ) -> int:
+    # Refused before a stream ID is spent on it (a stream opened and left would be opened
+    # at the peer too, RFC 9000 §2.1); the HEADERS frame below is then sent unchecked.
+    check_sending_size(headers, conn.peer_settings.max_field_section_size, "field section")
     stream_id = conn._next_request_stream_id
     conn._next_request_stream_id += STREAM_ID_STEP
     stream = request_streams.new_request_stream(conn, stream_id)
     stream.request_method = method
     stream.content_sent = content
     request_streams.record_opened(conn, stream_id, owner="local")
-    send_field_section(conn, stream_id, headers)
+    conn._send_frame(stream_id, HeadersFrame(encode(conn, stream_id, headers)))
     stream.headers_sent = True
     if end_stream:
         end_sending(conn, stream)
