@@ -7,6 +7,7 @@ the connection ended, marks what the step changed, and fits a 375-pixel screen.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -33,15 +34,21 @@ def browser() -> Iterator[Any]:
         yield launched
 
 
-def open_step(browser: Any, base_url: str, step: int, width: int = 1440) -> Any:
-    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    page.goto(f"{base_url}/trace/{TRACE_ID}/step/{step}")
-    page.wait_for_function(
-        "step => document.getElementById('step-number').textContent === String(step)"
-        " && document.querySelector('#state .connection .metric') !== null",
-        arg=step,
-    )
-    return page
+@contextmanager
+def open_step(browser: Any, base_url: str, step: int, width: int = 1440) -> Iterator[Any]:
+    """The step page with its Connection blocks drawn; its browser context closed after."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/trace/{TRACE_ID}/step/{step}")
+        page.wait_for_function(
+            "step => document.getElementById('step-number').textContent === String(step)"
+            " && document.querySelector('#state .connection .metric') !== null",
+            arg=step,
+        )
+        yield page
+    finally:
+        context.close()
 
 
 def metric(page: Any, endpoint: str, path: str) -> Any:
@@ -52,8 +59,9 @@ def test_the_goaway_step_shows_the_identifier_marked_changed(
     browser: Any, events: tuple[str, list[Event]]
 ) -> None:
     base_url, recorded = events
-    page = open_step(browser, base_url, step_of(recorded, "server", "frame_created", "goaway"))
-    try:
+    with open_step(
+        browser, base_url, step_of(recorded, "server", "frame_created", "goaway")
+    ) as page:
         sent = metric(page, "server", "connection.goaway.sent")
         assert sent.text_content() == f"GOAWAY sent{GOAWAY_ID}"
         assert "changed" in sent.get_attribute("class")
@@ -67,35 +75,27 @@ def test_the_goaway_step_shows_the_identifier_marked_changed(
         promised = metric(page, "client", "connection.pushes_promised.received")
         assert promised.text_content() == "pushes promised to it0, 1"
         assert metric(page, "client", "connection.closed").text_content() == "connectionopen"
-    finally:
-        page.context.close()
 
 
 def test_a_clean_close_is_shown_on_both_sides(
     browser: Any, events: tuple[str, list[Event]]
 ) -> None:
     base_url, recorded = events
-    page = open_step(browser, base_url, step_of(recorded, "client", "connection_closed"))
-    try:
+    with open_step(browser, base_url, step_of(recorded, "client", "connection_closed")) as page:
         closed = metric(page, "client", "connection.closed")
         assert closed.text_content() == "connectionclosed cleanly by the peer: H3_NO_ERROR"
         assert "changed" in closed.get_attribute("class")
         server = metric(page, "server", "connection.closed").text_content()
         assert server == "connectionclosed cleanly by this endpoint: H3_NO_ERROR"
-    finally:
-        page.context.close()
 
 
 def test_the_connection_block_fits_375_pixels(
     browser: Any, events: tuple[str, list[Event]]
 ) -> None:
     base_url, recorded = events
-    page = open_step(browser, base_url, len(recorded) - 1, width=375)
-    try:
+    with open_step(browser, base_url, len(recorded) - 1, width=375) as page:
         widths = page.evaluate(
             "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
         )
         assert widths[0] <= widths[1], widths
         page.screenshot(path="/tmp/h3learn-connection-375.png", full_page=True)
-    finally:
-        page.context.close()
