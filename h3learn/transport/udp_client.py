@@ -324,6 +324,7 @@ async def fetch(
         origins.setdefault(target.origin, []).append(position)
     if record is not None and len(origins) > 1:
         raise FetchError("--record writes one connection's trace: give URLs of one origin")
+    request = RequestParts(method, data, tuple(fields))
     responses: dict[int, Response] = {}
     for (host, port), positions in origins.items():
         # QUIC's idle timer a second later than the overall bound, so that a silent server is
@@ -336,7 +337,6 @@ async def fetch(
         elif cafile is not None:
             check_ca_file(cafile)
             configuration.load_verify_locations(cafile)
-        request = RequestParts(method, data, tuple(fields))
         group = [targets[position] for position in positions]
         answers = await _fetch_origin(
             host, port, group, request, configuration, record, timeout, settings
