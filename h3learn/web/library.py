@@ -308,7 +308,7 @@ class TraceLibrary:
             raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {error}") from None
         except RecursionError:  # a safety net: the readers check nesting (json_text.py)
             raise UnreadableTrace(f"trace {trace_id!r} cannot be shown: {too_deep()}") from None
-        self._remember(stamp, entry)
+        self._remember(stamp, entry, path)
         return entry
 
     def _read(self, trace_id: str, path: Path) -> Entry:
@@ -326,8 +326,20 @@ class TraceLibrary:
             source_kind, trace = load_trace(path, max_bytes=self.read_max_bytes)
             return Entry(trace_id, "saved", trace, source_kind=source_kind)
 
-    def _remember(self, stamp: tuple[int, int], entry: Entry) -> None:
+    def _remember(self, stamp: tuple[int, int], entry: Entry, path: Path) -> None:
+        """Keep an entry just read from ``path``, unless the file changed or went meanwhile.
+
+        A capture deleted while it was being read has its file removed first and is then
+        forgotten (`forget`); looking at the file here, under the lock, keeps such an entry
+        from coming back into the cache after `forget` ran.
+        """
         with self._lock:
+            try:
+                unchanged = _stamp(path) == stamp
+            except OSError:
+                unchanged = False
+            if not unchanged:
+                return
             self._saved.pop(entry.id, None)
             self._saved[entry.id] = (stamp, entry)
             self._listings[entry.id] = (stamp, entry.listing())
@@ -397,7 +409,7 @@ class TraceLibrary:
         # What was just checked and written, kept as it is (no need to read it back).
         saved = Trace(title, meta, trace.events, created=created, warnings=trace.warnings)
         entry = Entry(trace_id, "saved", saved, source_kind=source_kind)
-        self._remember(_stamp(path), entry)
+        self._remember(_stamp(path), entry, path)
         return entry
 
 

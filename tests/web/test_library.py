@@ -156,3 +156,26 @@ def test_what_runs_while_a_trace_is_read_is_freed_once_it_ends(tmp_path: Path) -
     del running
     gc.collect()
     assert ended() is None
+
+
+def test_a_trace_deleted_while_it_is_read_does_not_come_back_into_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A capture is deleted (its file removed, then `forget`) while a lookup is reading it:
+    the lookup may still answer what it read, but the cache must not keep it afterwards."""
+    path = saved(tmp_path)
+    library = TraceLibrary(tmp_path, max_bytes=1 << 24)
+    read = library._read
+
+    def read_then_deleted(trace_id: str, trace_path: Path) -> library_module.Entry:
+        entry = read(trace_id, trace_path)
+        trace_path.unlink()  # what the capture store's delete does, then the web layer:
+        library.forget(trace_id)
+        return entry
+
+    monkeypatch.setattr(library, "_read", read_then_deleted)
+    assert library.get("saved").id == "saved"
+    assert "saved" not in library._saved
+    assert "saved" not in library._listings
+    assert not path.exists()
+    assert [item["id"] for item in library.listing() if item["id"] == "saved"] == []
