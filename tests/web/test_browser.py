@@ -693,3 +693,34 @@ def test_tab_walks_the_sequence_rows_in_step_order(page: object, base_url: str) 
         page.keyboard.press("Tab")  # type: ignore[attr-defined]
         forwards.append(page.evaluate(seq))  # type: ignore[attr-defined]
     assert forwards == list(range(6, 66))
+
+
+def test_an_rfc_section_the_learner_folded_stays_folded_while_steps_cite_it(
+    page: object, base_url: str
+) -> None:
+    """The RFC panel is redrawn only when a step cites other sections: stepping through a
+    run of steps that cite the same ones keeps what the learner folded."""
+
+    def cited(step: int) -> tuple[list[str], list[str]]:
+        answer = page.request.get(f"{base_url}/api/traces/dynamic-table/steps/{step}").json()  # type: ignore[attr-defined]
+        event = answer["event"]
+        return [r["section"] for r in event["rfc"]], [r["section"] for r in event["field_rfc"]]
+
+    count = len(EXAMPLES[1].record())
+    same = next(n for n in range(count - 1) if cited(n)[0] and cited(n) == cited(n + 1))
+    other = next(n for n in range(same + 2, count) if cited(n)[0] and cited(n) != cited(same))
+    open_step(page, base_url, "dynamic-table", same)
+    annotation = page.locator("#rfc details.annotation").first  # type: ignore[attr-defined]
+    assert annotation.evaluate("details => details.open")
+    annotation.locator("summary").click()
+    assert not annotation.evaluate("details => details.open")
+    page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
+    wait_for_step(page, same + 1)
+    assert not page.locator("#rfc details.annotation").first.evaluate("details => details.open")  # type: ignore[attr-defined]
+    page.fill("#jump", str(other))  # type: ignore[attr-defined]
+    page.press("#jump", "Enter")  # type: ignore[attr-defined]
+    wait_for_step(page, other)
+    first = page.locator("#rfc details.annotation").first  # type: ignore[attr-defined]
+    assert first.evaluate("details => details.open")
+    expected = page.request.get(f"{base_url}/api/traces/dynamic-table/steps/{other}").json()  # type: ignore[attr-defined]
+    assert expected["event"]["rfc"][0]["label"] in first.locator("summary").text_content()

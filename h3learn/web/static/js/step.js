@@ -146,7 +146,15 @@ function updateButtons() {
   }, OTHER_WAY[focused], "step-heading");
 }
 
+// Steps in a row often cite the same sections (a run of DATA frames): the panel is then
+// left as it is, so a section the learner folded stays folded, and its long text is not laid
+// out again.
+let shownRfc = null;
+
 function renderRfc(event) {
+  const cited = JSON.stringify([event.rfc.map((rfc) => rfc.section), event.field_rfc.map((rfc) => rfc.section)]);
+  if (cited === shownRfc) return;
+  shownRfc = cited;
   const box = clear($("rfc"));
   if (!event.rfc.length && !event.field_rfc.length) {
     box.append(h("p", { class: "muted" }, "This step cites no section."));
