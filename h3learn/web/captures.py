@@ -32,9 +32,12 @@ from h3learn.trace.captures import LIVE, CaptureStore, is_capture_id
 from h3learn.trace.store import Trace
 from h3learn.web.library import Entry, TraceLibrary, UnreadableTrace
 
-#: Finished captures kept open after they were watched live, the most recently looked up
-#: ones (the rest are read from disk, and kept by the library's cache as any saved trace).
+#: Finished captures kept open after they were watched live: the most recently looked up
+#: ones, at most KEEP_FINISHED of them with at most KEEP_FINISHED_EVENTS events between them
+#: (the rest are read from disk, and kept by the library's cache as any saved trace). The
+#: one looked up last is kept whatever its size, as the library keeps the trace it opened last.
 KEEP_FINISHED = 8
+KEEP_FINISHED_EVENTS = 40_000
 #: A batch with more new rows than this sends only the count; pages fetch what they show.
 MAX_ROWS_PER_BATCH = 500
 DEFAULT_BATCH_SECONDS = 0.1
@@ -103,12 +106,22 @@ class CaptureEntries:
             entry.extend(capture.events[have:available])
 
     def _forget_finished(self) -> None:
-        """Keep the `KEEP_FINISHED` finished captures looked up last; run at every lookup, so
-        that captures watched live and finished since do not stay open."""
+        """Keep the finished captures looked up last, within `KEEP_FINISHED` captures and
+        `KEEP_FINISHED_EVENTS` events; run at every lookup, so that captures watched live
+        and finished since do not stay open."""
         with self._lock:
-            finished = [key for key, (_, capture) in self._open.items() if capture.state != LIVE]
-            for key in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+            finished = [
+                (key, len(entry.events))
+                for key, (entry, capture) in self._open.items()
+                if capture.state != LIVE
+            ]
+            kept, events = len(finished), sum(count for _, count in finished)
+            for key, count in finished[:-1]:  # the oldest first; the newest always stays
+                if kept <= KEEP_FINISHED and events <= KEEP_FINISHED_EVENTS:
+                    break
                 del self._open[key]
+                kept -= 1
+                events -= count
 
     def forget(self, capture_id: str) -> None:
         """A deleted capture: dropped here and from the library's cache."""

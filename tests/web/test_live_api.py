@@ -24,6 +24,7 @@ from h3learn.scenarios.examples import respond
 from h3learn.trace.captures import CLOSED, LIVE
 from h3learn.transport.memory import MemoryPair
 from h3learn.transport.udp_shared import DEFAULT_SETTINGS
+from h3learn.web import captures as captures_module
 from h3learn.web import socketio
 from h3learn.web.captures import KEEP_FINISHED, LiveService
 from h3learn.web.library import TraceLibrary
@@ -388,3 +389,29 @@ def test_captures_watched_live_do_not_stay_open_after_they_end(app: Flask) -> No
         connection.close()
     assert client.get(f"/api/traces/{never_watched.id}/steps/0").status_code == 200
     assert list(live.entries._open) == [c.id for c in connections[-KEEP_FINISHED:]]
+
+
+def test_captures_kept_open_after_they_end_are_bounded_by_their_events(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finished captures stay open within KEEP_FINISHED_EVENTS events between them, the
+    oldest dropped first and the one looked up last kept whatever its size; the others are
+    read from their files again."""
+    live = service(app)
+    connections = [FakeConnection(app) for _ in range(4)]
+    ids = [connection.id for connection in connections]
+    client = app.test_client()
+    for connection in connections:
+        connection.get()
+        assert client.get(f"/api/traces/{connection.id}").status_code == 200
+    for connection in connections:
+        connection.close()
+    sizes = [len(live.entries._open[capture_id][0].events) for capture_id in ids]
+    monkeypatch.setattr(captures_module, "KEEP_FINISHED_EVENTS", sizes[2] + sizes[3])
+    assert client.get(f"/api/traces/{ids[3]}/steps/0").status_code == 200
+    assert list(live.entries._open) == ids[2:]
+    monkeypatch.setattr(captures_module, "KEEP_FINISHED_EVENTS", sizes[3] - 1)
+    assert client.get(f"/api/traces/{ids[3]}/steps/1").status_code == 200
+    assert list(live.entries._open) == ids[3:]  # alone, though over the limit
+    assert client.get(f"/api/traces/{ids[0]}/steps/1").status_code == 200  # from its file
+    assert list(live.entries._open) == ids[3:]
