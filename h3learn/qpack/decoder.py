@@ -340,9 +340,19 @@ class Decoder:
                 error.rule, error.rfc, stream_id=stream_id, beyond_limit=error.beyond_limit
             ) from None
         if required_insert_count and largest_reference != required_insert_count - 1:
+            # Smaller than needed was refused above (a reference at or past it, §2.2.3, a
+            # MUST); larger than needed is an error a decoder MAY raise, and h3learn does.
+            if largest_reference < 0:
+                needs = "it refers to no dynamic entry, so it needs 0"
+            else:
+                needs = (
+                    f"its largest dynamic reference is {largest_reference}, so it needs"
+                    f" {largest_reference + 1}"
+                )
             raise DecompressionFailed(
-                f"Required Insert Count is {required_insert_count} but the largest dynamic"
-                f" reference is {largest_reference}; it must be exactly one more",
+                f"Required Insert Count is {required_insert_count}, more than this section"
+                f" needs: {needs} (a decoder MAY treat a larger count as an error, and"
+                " h3learn does)",
                 "9204#2.2.1",
             )
         section = DecodedFieldSection(
