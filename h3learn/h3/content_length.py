@@ -5,8 +5,10 @@ with the stream (RFC 9114 §4.1). A Content-Length field (RFC 9110 §8.6) is the
 receiver checks, not how it finds the end: if the DATA payloads add up to another number,
 the message is malformed (RFC 9114 §4.1.2), so that a proxy translating to HTTP/1.1 never
 passes the lie on. Responses that can never have content (RFC 9110 §6.4.1: 1xx, 204, 304,
-and any response to HEAD) may carry a Content-Length without the DATA to match, and must
-not carry any DATA at all; the DATA of a CONNECT tunnel (RFC 9114 §4.4) is no content.
+and any response to HEAD) are not held to a Content-Length they carry (RFC 9114 §4.1.2; for
+HEAD and 304 it is the size the content would have had, and in 1xx and 204 a server must
+not send one, RFC 9110 §8.6), and they must not carry any DATA at all; the DATA of a CONNECT
+tunnel (RFC 9114 §4.4) is no content.
 
 `parse_content_length` reads the field from a header section; `ContentLengthTracker`
 follows the DATA frames of one message, and `no_content_reason` says which responses have
@@ -16,6 +18,8 @@ Readings this module chose where the RFCs leave room (each is marked where it is
 
 - A Content-Length that repeats one number ("42, 42", or two field lines of 42) is accepted
   as that number; RFC 9110 §8.6 allows either that or rejecting it.
+- DATA in a response that can never have content makes it malformed (H3_MESSAGE_ERROR):
+  RFC 9110 §6.4.1 says such a response has none, and RFC 9114 names no error for the case.
 """
 
 from __future__ import annotations
@@ -87,8 +91,9 @@ def parse_content_length(regular: Sequence[Header]) -> int | None:
 def no_content_reason(status: int, request_method: bytes) -> str | None:
     """RFC 9110 §6.4.1: why a response can never have content, or None if it can.
 
-    These responses may still carry a Content-Length (for HEAD and 304 it is the size the
-    content would have had); RFC 9114 §4.1.2 says it must not be held against them.
+    A Content-Length they carry (for HEAD and 304, the size the content would have had;
+    1xx and 204 must not carry one, RFC 9110 §8.6) is not held against them (RFC 9114
+    §4.1.2).
     """
     if 100 <= status < 200:
         return "an interim (1xx) response"

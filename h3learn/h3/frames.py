@@ -66,7 +66,7 @@ EXPLAIN_GOAWAY_ID = (
     "From a server: the first request stream ID it will not process. From a client: the "
     "first push ID it will not accept. Lower IDs may still complete."
 )
-EXPLAIN_MAX_PUSH_ID = "The largest push ID the server may now use; it can only grow."
+EXPLAIN_MAX_PUSH_ID = "The largest push ID the server may now use; it never decreases."
 EXPLAIN_UNKNOWN_PAYLOAD = "A payload the receiver skips: the frame type has no meaning here."
 EXPLAIN_HTTP2_PAYLOAD = (
     "Never read: an HTTP/2-only frame type is a connection error (H3_FRAME_UNEXPECTED)"

@@ -25,6 +25,8 @@ the regular fields in their original order and the Content-Length read
 Readings this module chose where the RFCs leave room (each is marked where it is coded):
 
 - A Content-Length in a trailer section is refused (RFC 9110 §6.5.1 forbids sending one).
+- A 101 (Switching Protocols) response is malformed: RFC 9114 §4.5 says HTTP/3 does not
+  support it, and names no error for receiving one.
 - Extended CONNECT follows RFC 9220 §3 (via RFC 8441 §4): :scheme and :path are required
   and :authority follows the ordinary request rules (for https, :authority or Host).
 """

@@ -30,7 +30,7 @@ from h3learn.wire.errors import MalformedInput, NeedMoreData
 from h3learn.wire.prefixed_int import parse_prefixed_int
 from h3learn.wire.spans import SpanReader, SpanWriter, display, uses_huffman
 
-EXPLAIN_N = "N bit: 1 asks every later hop to keep this field out of dynamic tables."
+EXPLAIN_N = "N bit: 1: this field line must stay a literal here and at every hop that forwards it."
 EXPLAIN_T = "1: the index is into the static table; 0: a relative index into the dynamic table."
 EXPLAIN_VALUE = "The field value, sent as a string literal."
 EXPLAIN_LITERAL_NAME = "The field name, sent as a string literal."
