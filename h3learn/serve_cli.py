@@ -60,7 +60,7 @@ from h3learn.cli_arguments import (
 from h3learn.command_error import CommandError
 from h3learn.curriculum.catalogue import default_lessons_dir
 from h3learn.curriculum.source import SourceError
-from h3learn.h3_server import DEFAULT_MAX_BODY_BYTES
+from h3learn.page_server import DEFAULT_MAX_BODY_BYTES
 from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS
 from h3learn.web import create_app, default_data_dir
 from h3learn.web.captures import LiveService

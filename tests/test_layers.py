@@ -74,3 +74,58 @@ def test_the_curriculum_is_below_the_web_layer() -> None:
             assert module.split(".")[0] not in {"flask", "flask_socketio", "markdown_it"}, (
                 f"{path.name} imports {module}"
             )
+
+
+#: docs/architecture.md, "Layers", top to bottom: a module may import from its own layer and
+#: the ones below it. The command-line modules at the top level are one layer, "cli".
+LAYER_ORDER = (
+    "cli",
+    "web",
+    "capture",
+    "page_server",
+    "curriculum",
+    "scenarios",
+    "transport",
+    "trace",
+    "h3",
+    "qpack",
+    "wire",
+    "events",
+)
+CLI_MODULES = {
+    "__init__",  # the package's docstring and version only
+    "__main__",
+    "cli",
+    "cli_arguments",
+    "command_error",
+    "export_cli",
+    "get_cli",
+    "h3_server",
+    "lessons_cli",
+    "qif_cli",
+    "serve_cli",
+    "walkthrough",
+}
+
+
+def layer_of(name: str) -> str:
+    """The layer of ``name``: a package, or a module at the top of h3learn."""
+    if name in CLI_MODULES:
+        return "cli"
+    assert name in LAYER_ORDER, f"h3learn/{name} has no place in docs/architecture.md's layers"
+    return name
+
+
+def test_each_layer_imports_only_from_itself_and_the_layers_below() -> None:
+    paths = sorted(path for path in PACKAGE.rglob("*.py") if "node_modules" not in path.parts)
+    assert len(paths) > 100
+    for path in paths:
+        parts = path.relative_to(PACKAGE).parts
+        own = layer_of(parts[0].removesuffix(".py"))
+        for module in imported_modules(path):
+            if not module.startswith("h3learn."):
+                continue
+            other = layer_of(module.split(".")[1])
+            assert LAYER_ORDER.index(other) >= LAYER_ORDER.index(own), (
+                f"{path.relative_to(PACKAGE)} ({own}) imports {module} ({other}), a layer above it"
+            )

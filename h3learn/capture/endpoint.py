@@ -6,7 +6,7 @@ its own event loop. `LiveEndpoint.start` returns once the UDP port is bound (or 
 it could not be); `stop` closes every connection gracefully (GOAWAY, then CONNECTION_CLOSE
 with H3_NO_ERROR: RFC 9114 §5.2, §5.3), which finishes every capture, and joins the thread.
 
-Each connection is answered by `PageServer` (h3learn/h3_server.py) and recorded as a capture
+Each connection is answered by `PageServer` (h3learn/page_server.py) and recorded as a capture
 (`CaptureHub.recording_factory`). The certificate is made once and kept in the data
 directory (h3learn/transport/certificates.py), so the Chromium command line with its SPKI
 pin that the Live page shows keeps working across restarts.
@@ -44,8 +44,8 @@ from aioquic.quic.configuration import QuicConfiguration
 
 from h3learn.capture.hub import CaptureHub
 from h3learn.h3.settings import Settings
-from h3learn.h3_server import DEFAULT_MAX_BODY_BYTES, PageServer, chromium_command
-from h3learn.transport.certificates import ensure_certificate, spki_pin
+from h3learn.page_server import DEFAULT_MAX_BODY_BYTES, PageServer
+from h3learn.transport.certificates import chromium_command, ensure_certificate, spki_pin
 from h3learn.transport.udp_server import DEFAULT_MAX_CONNECTIONS, H3Server, serve
 from h3learn.transport.udp_shared import DEFAULT_SETTINGS, quiet_aioquic_log
 

@@ -26,6 +26,7 @@ import datetime
 import hashlib
 import ipaddress
 import os
+import shlex
 from pathlib import Path
 
 from cryptography import x509
@@ -191,3 +192,28 @@ def spki_pin(cert_path: Path | str) -> str:
     """base64(SHA-256(DER SubjectPublicKeyInfo)): Chromium's SPKI pin for the certificate."""
     digest = hashlib.sha256(_public_key_der(read_certificate(cert_path))).digest()
     return base64.b64encode(digest).decode("ascii")
+
+
+def chromium_command(host: str, port: int, pin: str) -> str:
+    """The command line that makes Chromium load a local server over QUIC, trusting its
+    self-signed certificate by its SPKI ``pin`` (`spki_pin`) rather than by an authority."""
+    target = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    if ":" in target:
+        target = f"[{target}]"
+    origin = f"localhost:{port}"
+    arguments = [
+        "/usr/lib/chromium/chromium",
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--enable-quic",
+        f"--origin-to-force-quic-on={origin}",
+        f"--ignore-certificate-errors-spki-list={pin}",
+        f"--host-resolver-rules=MAP localhost {target}",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
+    quoted = " ".join(shlex.quote(argument) for argument in arguments)
+    return f'{quoted} --user-data-dir="$(mktemp -d)" --dump-dom https://{origin}/'

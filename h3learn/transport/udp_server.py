@@ -4,9 +4,9 @@ This is plumbing. aioquic's asyncio layer owns the socket and QUIC (TLS 1.3, los
 recovery, timers); `H3OverQuic` (h3learn/transport/quic.py) carries each QUIC connection's
 events into h3learn's sans-IO `H3Connection` and its actions back out. What to answer is
 decided by an *application* object, one per connection, that the server only hands events
-to (`ServerApplication`; h3learn/h3_server.py has the one `h3learn h3-server` runs). The
-client is udp_client.py; what both share, each connection's recording among it, is
-udp_shared.py.
+to (`ServerApplication`; h3learn/page_server.py has the one `h3learn h3-server` and
+`h3learn serve` run). The client is udp_client.py; what both share, each connection's
+recording among it, is udp_shared.py.
 
 Server (`serve`):
 

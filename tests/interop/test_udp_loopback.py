@@ -38,7 +38,7 @@ from udp_helpers import (
 )
 
 from h3learn.h3.errors import ErrorCode
-from h3learn.h3_server import PageServer
+from h3learn.page_server import PageServer
 from h3learn.trace.store import read_trace
 from h3learn.transport.certificates import ensure_certificate
 from h3learn.transport.fetch_errors import FetchError

@@ -1,4 +1,4 @@
-"""RFC 9114 §4.1: what ``h3learn h3-server`` answers, without a socket (h3learn/h3_server.py).
+"""RFC 9114 §4.1: what ``h3learn h3-server`` answers, without a socket (h3learn/page_server.py).
 
 `PageServer` only reads an H3Connection's events and calls its ``send_*`` methods, so it is
 tested over the in-memory ideal streams: a request is answered once its stream has ended,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamEnded
 from h3learn.h3.settings import Settings
-from h3learn.h3_server import FAVICON, PageServer
+from h3learn.page_server import FAVICON, PageServer
 from h3learn.transport.memory import MemoryPair
 
 Header = tuple[bytes, bytes]

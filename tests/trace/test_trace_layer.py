@@ -18,7 +18,7 @@ FORBIDDEN = {"aioquic", "asyncio", "socket", "flask", "flask_socketio", "web"}
 
 
 @pytest.mark.parametrize("path", sorted(TRACE.glob("*.py")), ids=lambda path: path.name)
-def test_the_trace_layer_imports_only_events_and_the_standard_library(path: Path) -> None:
+def test_the_trace_layer_imports_only_events_and_the_cores_names(path: Path) -> None:
     tree = ast.parse(path.read_text(), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
