@@ -63,6 +63,7 @@ Shape = Scalar | ListOf | Obj
 INT = Scalar("an integer", (int,))
 INT_OR_NULL = Scalar("an integer or null", (int, None))
 STR = Scalar("a string", (str,))
+STR_OR_NULL = Scalar("a string or null", (str, None))
 BOOL = Scalar("a boolean", (bool,))
 
 #: One SETTINGS parameter as `parameters_set` lists it (docs/events.md).
@@ -179,6 +180,22 @@ DATA_SHAPES: dict[tuple[str, str], Obj] = {
     ),
     ("qpack", "headers_encoded"): FIELD_SECTION,
     ("qpack", "headers_decoded"): FIELD_SECTION,
+    ("qpack", "insert_skipped"): Obj(
+        {
+            "owner": STR,
+            "instruction": STR,
+            "name": STR,
+            "value": STR,
+            "size": INT,
+            "reason": STR,
+            "known_received_count": INT,
+            "dynamic_table_size": INT,
+            "dynamic_table_capacity": INT,
+            "instruction_size": INT,
+            "stream_credit": INT,
+            "connection_credit": INT,
+        }
+    ),
     ("qpack", "stream_state_updated"): Obj(
         {
             "stream_id": INT_OR_NULL,
@@ -225,7 +242,26 @@ DATA_SHAPES: dict[tuple[str, str], Obj] = {
             "close": Obj({"error_space": STR, "error_code": INT, "reason": STR}),
         }
     ),
-    ("transport", "datagram_sent"): Obj({"length": INT, "lost": BOOL}),
+    ("transport", "handshake_completed"): Obj(
+        {
+            "alpn": STR_OR_NULL,
+            "tls_version": STR,
+            "cipher_suite": STR_OR_NULL,
+            "quic_version": STR_OR_NULL,
+            "early_data_accepted": BOOL,
+            "session_resumed": BOOL,
+        }
+    ),
+    ("transport", "send_limit_raised"): Obj(
+        {
+            "frame": STR,
+            "stream_id": INT_OR_NULL,
+            "previous": INT,
+            "maximum": INT,
+            "written": INT,
+        }
+    ),
+    ("transport", "datagram_sent"): Obj({"length": INT, "first_packet_header": STR, "lost": BOOL}),
     ("transport", "connection_failed"): Obj({"reason": STR, "cause": STR}),
     ("transport", "connection_started"): Obj({"title": STR}),
 }

@@ -9,12 +9,14 @@ times no date can hold.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from h3learn.scenarios.examples import dynamic_table
+from h3learn.trace.event_data import DATA_SHAPES
 from h3learn.trace.json_text import MAX_DEPTH
 from h3learn.trace.load import load_trace
 from h3learn.trace.qlog import to_qlog, to_qlog_03
@@ -246,3 +248,59 @@ def test_the_name_given_replaces_the_files_own_in_warnings_and_meta(
     assert imported.meta["files"] == ["mine.qlog"]
     _, draft = load_trace(written(tmp_path, json.dumps(to_qlog(trace)), ".s2"), name="d.qlog")
     assert draft.meta["files"] == ["d.qlog"]
+
+
+def documented_event_names() -> set[tuple[str, str]]:
+    """(category, name) of every row of docs/events.md's three category tables."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
+    names: set[tuple[str, str]] = set()
+    category = None
+    for line in text.splitlines():
+        heading = re.fullmatch(r"## Category `(\w+)`", line)
+        if heading or line.startswith("## "):
+            category = heading[1] if heading else None
+        elif category is not None and line.startswith("| `"):
+            first_cell = line.split("|")[1]
+            names.update((category, name) for name in re.findall(r"`(\w+)`", first_cell))
+    return names
+
+
+def test_the_data_of_every_event_docs_events_md_lists_is_checked() -> None:
+    """docs/events.md: "The `data` of every name listed here is checked"."""
+    documented = documented_event_names()
+    assert len(documented) > 30
+    assert documented - DATA_SHAPES.keys() == set()
+
+
+@pytest.mark.parametrize(
+    ("category", "name", "data", "message"),
+    [
+        ("qpack", "insert_skipped", {"size": None}, "data 'size' is null, not an integer"),
+        (
+            "qpack",
+            "insert_skipped",
+            {"known_received_count": "x"},
+            "data 'known_received_count' is a string, not an integer",
+        ),
+        ("transport", "handshake_completed", {"alpn": 5}, "data 'alpn' is the number 5"),
+        ("transport", "send_limit_raised", {"maximum": "big"}, "data 'maximum' is a string"),
+        (
+            "transport",
+            "datagram_sent",
+            {"first_packet_header": []},
+            "data .* is a list, not a string",
+        ),
+    ],
+)
+def test_a_transport_or_skipped_insert_event_of_the_wrong_shape_is_refused(
+    tmp_path: Path,
+    document: dict[str, Any],
+    category: str,
+    name: str,
+    data: dict[str, Any],
+    message: str,
+) -> None:
+    changed = json.loads(json.dumps(document))
+    changed["events"][0] |= {"category": category, "name": name, "data": data}
+    with pytest.raises(TraceFormatError, match=rf"event 0 \({category} {name}\): {message}"):
+        read_trace(written(tmp_path, json.dumps(changed)))
