@@ -50,7 +50,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="a native trace, a capture journal, a qlog file (0.3 or current draft),"
         " or a folder of them (see above)",
     )
-    parser.add_argument("--format", choices=sorted(FORMATS), required=True, dest="format")
+    parser.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        required=True,
+        dest="format",
+        help="native: h3learn's own trace; qlog: the current qlog draft; qlog-0.3: what qvis opens",
+    )
     parser.add_argument(
         "-o", "--output", required=True, help="the file to write, or - for standard output"
     )

@@ -32,6 +32,8 @@ from h3learn.curriculum.scenario import Overrides
 from h3learn.curriculum.source import SourceError
 from h3learn.trace.store import write_trace
 
+LESSONS_DIR_HELP = "the folder of lessons (default: the lessons h3learn carries)"
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     lessons = subparsers.add_parser(
@@ -47,7 +49,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     record = actions.add_parser("record", help="write one lesson's trace")
     record.add_argument("id", help="the lesson id: its file name without .toml")
     record.add_argument("-o", "--output", required=True, type=Path, help="the trace to write")
-    record.add_argument("--lessons-dir", type=Path, default=None)
+    record.add_argument(
+        "--lessons-dir", type=Path, default=None, help=LESSONS_DIR_HELP, metavar="DIR"
+    )
     record.add_argument(
         "--set",
         action="append",
@@ -67,7 +71,9 @@ def add_rfc_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ign
     )
     rfc_actions = rfc.add_subparsers(dest="rfc_command", metavar="ACTION", required=True)
     report = rfc_actions.add_parser("coverage", help="sections no lesson demonstrates")
-    report.add_argument("--lessons-dir", type=Path, default=None)
+    report.add_argument(
+        "--lessons-dir", type=Path, default=None, help=LESSONS_DIR_HELP, metavar="DIR"
+    )
     report.add_argument(
         "--goal", action="store_true", help="only the goal: normative §4-§8 / §2-§4"
     )
