@@ -150,7 +150,7 @@ export function renderBytes(container, event, showAll = false) {
 
   container.append(hex);
   if (bits.childElementCount) {
-    container.append(h("h3", {}, "Prefix bytes, bit by bit"), bits);
+    container.append(h("h3", {}, "Bytes shared by several fields, bit by bit"), bits);
   }
   container.append(detail);
   if (event.calculation) container.append(renderCalculation(event.calculation));
