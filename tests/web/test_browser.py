@@ -387,6 +387,23 @@ def test_upload_opens_the_trace_and_errors_are_shown(
     assert page.text_content("#trace-title") == "My upload"  # type: ignore[attr-defined]
 
 
+def test_a_double_click_on_upload_saves_the_file_once(
+    page: object, base_url: str, tmp_path: Path
+) -> None:
+    def saved() -> list[str]:
+        answer = page.request.get(f"{base_url}/api/traces").json()  # type: ignore[attr-defined]
+        return [t["id"] for t in answer["traces"] if t["id"].startswith("upload-")]
+
+    before = saved()
+    good = tmp_path / "twice.json"
+    good.write_text(json.dumps(trace_document("Clicked twice", EXAMPLES[3].record())))
+    page.goto(base_url + "/")  # type: ignore[attr-defined]
+    page.set_input_files("#upload-file", str(good))  # type: ignore[attr-defined]
+    page.dblclick("#upload-form button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_url("**/trace/upload-*/step/0")  # type: ignore[attr-defined]
+    assert len(saved()) == len(before) + 1
+
+
 @pytest.mark.parametrize(
     ("link", "key"), [("#download-native", "events"), ("#download-qlog03", "qlog_version")]
 )

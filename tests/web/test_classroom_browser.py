@@ -257,6 +257,14 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
     # The End button went: the teacher's focus is on the status that says so.
     assert teacher.evaluate("() => document.activeElement.id") == "classroom-status"
     assert "room=" not in student.url  # a reload shows the trace, outside the ended class
+    # The teacher can start another class at once, without reloading.
+    assert "Present starts a new one" in teacher.text_content("#classroom-status")
+    assert teacher.locator("#present-button").is_visible()
+    assert teacher.text_content("#present-button") == "Present"
+    assert student.locator("#present-button").is_hidden()
+    teacher.click("#present-button")
+    teacher.wait_for_url("**present=1*")
+    teacher.wait_for_selector("#join-code:not(:empty)")
 
 
 def test_an_unknown_code_on_the_step_page_says_so(laptops: Laptops, base_url: str) -> None:

@@ -366,7 +366,11 @@ def test_the_readable_client_fetches_from_gtlsserver_through_the_live_page(
         live_page.fill("#fetch-header-lines", "X-Lesson: qpack\n\n  accept: text/plain  ")
         assert live_page.input_value("#fetch-times") == "2"
         live_page.click("#fetch-button")
+        # One fetch at a time: the button waits for this one (a second click would open a
+        # second connection, whose result the page would not show).
+        assert live_page.is_disabled("#fetch-button")
         live_page.wait_for_selector("#fetch-capture", timeout=TIMEOUT_MS)
+        assert live_page.is_enabled("#fetch-button")
         result = live_page.text_content("#fetch-result")
     finally:
         process.send_signal(signal.SIGTERM)

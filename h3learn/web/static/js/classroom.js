@@ -332,11 +332,17 @@ function ended(reason) {
 
 function endedHere(reason) {
   over = true;
-  if (role === "teacher") storeTeaching(null);
+  const teacher = role === "teacher";
+  if (teacher) storeTeaching(null);
   role = null;
   for (const id of ["classroom-follow", "classroom-explore", "classroom-show-code", "classroom-end"]) show(id, false);
   questions.end();
-  say(`The class has ended: ${reason}.`, "ended");
+  if (teacher) {
+    say(`The class has ended (${reason}). Present starts a new one.`, "ended");
+    offerPresent();
+  } else {
+    say(`The class has ended: ${reason}.`, "ended");
+  }
   history.replaceState(history.state, "", location.pathname); // a reload is no longer in the room
   if (socket) socket.disconnect();
   const dialog = $("classroom-join");
@@ -365,6 +371,16 @@ $("classroom-show-code").addEventListener("click", showJoinDialog);
 $("classroom-end").addEventListener("click", endClass);
 
 const presentButton = $("present-button");
+const presentTitle = presentButton.title;
+
+// Present: start a class here, or move the class this tab teaches to this page.
+function offerPresent() {
+  presentButton.hidden = false;
+  presentButton.textContent = teaching ? `Show in room ${teaching.display}` : "Present";
+  presentButton.title = teaching ? "Move your class to this trace, at this step" : presentTitle;
+}
+
+presentButton.addEventListener("click", present);
 if (roomCode) {
   presentButton.hidden = true;
   say("Joining the class…");
@@ -373,9 +389,5 @@ if (roomCode) {
     history.replaceState(history.state, "", location.pathname + `?room=${encodeURIComponent(roomCode)}`);
   }
 } else {
-  if (teaching) {
-    presentButton.textContent = `Show in room ${teaching.display}`;
-    presentButton.title = "Move your class to this trace, at this step";
-  }
-  presentButton.addEventListener("click", present);
+  offerPresent();
 }

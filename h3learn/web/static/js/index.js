@@ -3,10 +3,14 @@ const form = document.getElementById("upload-form");
 const input = document.getElementById("upload-file");
 const error = document.getElementById("upload-error");
 
+const submit = form.querySelector("button[type=submit]");
+
+// One upload at a time: a double click would otherwise save the file twice.
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   error.hidden = true;
-  if (!input.files.length) return;
+  if (!input.files.length || submit.disabled) return;
+  submit.disabled = true;
   const body = new FormData();
   body.append("file", input.files[0]);
   let answer = null;
@@ -23,4 +27,5 @@ form.addEventListener("submit", async (event) => {
   }
   error.textContent = `Could not open this file: ${answer && answer.error ? answer.error : "unknown error"}`;
   error.hidden = false;
+  submit.disabled = false;
 });

@@ -175,8 +175,27 @@ $("fetch-header-lines").closest("details").addEventListener("toggle", (event) =>
   $("fetch-times").disabled = !event.target.open;
 });
 
+// A field the browser refuses (the number of requests out of range) says so itself: the
+// result line of an earlier fetch is cleared, so that it is not read as this one's.
+$("fetch-form").addEventListener("invalid", () => {
+  $("fetch-result").className = "";
+  $("fetch-result").textContent = "";
+}, true);
+
+// One fetch at a time from this page: the button waits until the last one is over.
 $("fetch-form").addEventListener("submit", async (event) => {
   event.preventDefault();
+  const button = $("fetch-button");
+  if (button.disabled) return;
+  button.disabled = true;
+  try {
+    await fetchOnce();
+  } finally {
+    button.disabled = false;
+  }
+});
+
+async function fetchOnce() {
   const result = $("fetch-result");
   result.className = "";
   result.textContent = "Fetching…";
@@ -210,7 +229,7 @@ $("fetch-form").addEventListener("submit", async (event) => {
   if (state.capture) {
     result.append(h("a", { href: `/trace/${encodeURIComponent(state.capture)}/step/0`, id: "fetch-capture" }, "Step through its connection"));
   }
-});
+}
 
 async function postFetch(body) {
   try {
