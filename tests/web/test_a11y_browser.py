@@ -133,6 +133,7 @@ def test_the_focus_outline_in_the_top_bar_stands_out(
         ("/lesson/05-the-dynamic-table", False),
         ("/live", False),
         ("/", False),
+        ("/trace/first-get/print?from=3&to=3", False),
     ],
 )
 def test_nothing_scrolls_sideways_at_375_pixels(
@@ -145,9 +146,32 @@ def test_nothing_scrolls_sideways_at_375_pixels(
             "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
         )
         assert widths[0] <= widths[1], widths
-        if path.startswith("/trace/"):
+        if path.startswith("/trace/") and "/step/" in path:
             for selector in ("#help-button", "#projector-toggle"):
                 assert page.locator(selector).is_visible(), selector
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("projector", [False, True], ids=["laptop", "projector"])
+def test_the_hex_dump_scrolls_in_its_own_box_at_375_pixels(
+    browser: Any, base_url: str, projector: bool
+) -> None:
+    """Sixteen bytes a line, hex and text, are wider than a phone: the dump scrolls in its
+    own box, and its last column can be brought into view (the panel must not cut it off)."""
+    page = open_page(
+        browser, f"{base_url}/trace/dynamic-table/step/45", width=375, projector=projector
+    )
+    try:
+        page.wait_for_selector("#bytes .hex .ascii", state="attached")
+        edges = page.evaluate(
+            "() => { const hex = document.querySelector('#bytes .hex');"
+            " hex.scrollLeft = hex.scrollWidth;"
+            " const last = [...hex.querySelectorAll('.ascii')].pop().getBoundingClientRect();"
+            " const panel = document.querySelector('.bytes-panel').getBoundingClientRect();"
+            " return [last.right, panel.right, hex.scrollWidth > hex.clientWidth]; }"
+        )
+        assert edges[0] <= edges[1] and edges[2], edges
     finally:
         page.context.close()
 
