@@ -42,9 +42,10 @@ def parse_json(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise NotJSON(
-            f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+        where = f"line {error.lineno} column {error.colno}"
+        # One message already ends with "at" ("Unterminated string starting at").
+        said = f"{error.msg} {where}" if error.msg.endswith(" at") else f"{error.msg} at {where}"
+        raise NotJSON(f"not JSON: {said}") from None
     except RecursionError:
         raise UnusableJSON(too_deep()) from None
     except ValueError:

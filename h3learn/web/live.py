@@ -191,18 +191,9 @@ def start_fetch() -> tuple[Response, int]:
     header_lines = body.get("headers")
     if header_lines is None:
         header_lines = []
-    if not (
-        isinstance(header_lines, list)
-        and len(header_lines) <= MAX_FETCH_HEADER_LINES
-        and all(
-            isinstance(line, str) and len(line) <= MAX_FETCH_HEADER_LINE for line in header_lines
-        )
-    ):
-        raise ApiError(
-            400,
-            f'"headers" is a list of at most {MAX_FETCH_HEADER_LINES} "name: value" strings,'
-            f" each at most {MAX_FETCH_HEADER_LINE} characters",
-        )
+    problem = header_lines_problem(header_lines)
+    if problem is not None:
+        raise ApiError(400, problem)
     times = body.get("times", 1)
     if not (type(times) is int and 1 <= times <= MAX_FETCH_TIMES):
         raise ApiError(400, f'"times" is how many requests to send: 1 to {MAX_FETCH_TIMES}')
@@ -217,6 +208,24 @@ def start_fetch() -> tuple[Response, int]:
         status = 429 if str(error).startswith("busy") else 400
         raise ApiError(status, str(error)) from None
     return jsonify(job.to_json()), 202
+
+
+def header_lines_problem(header_lines: object) -> str | None:
+    """Why a fetch's ``headers`` cannot be used, in words a person at the form can act on."""
+    rule = (
+        f'"headers" is a list of at most {MAX_FETCH_HEADER_LINES} "name: value" strings,'
+        f" each at most {MAX_FETCH_HEADER_LINE} characters"
+    )
+    if not isinstance(header_lines, list) or not all(
+        isinstance(line, str) for line in header_lines
+    ):
+        return rule
+    if len(header_lines) > MAX_FETCH_HEADER_LINES:
+        return f"{len(header_lines)} header lines: {rule}"
+    for number, line in enumerate(header_lines, start=1):
+        if len(line) > MAX_FETCH_HEADER_LINE:
+            return f"header line {number} has {len(line):,} characters: {rule}"
+    return None
 
 
 @bp.get("/api/captures/fetch/<int:number>")

@@ -346,6 +346,12 @@ def test_read_explains_what_is_not_a_trace(tmp_path: Path) -> None:
     path.write_text('{"format": "h3learn-trace", ')
     with pytest.raises(TraceFormatError, match=r"trace.json: not JSON: .* line 1"):
         read_trace(path)
+    path.write_text('{"title": "cut short')  # json's own message ends with "at" here
+    with pytest.raises(TraceFormatError) as cut:
+        read_trace(path)
+    assert str(cut.value) == (
+        "trace.json: not JSON: Unterminated string starting at line 1 column 11"
+    )
     path.write_bytes(b'{"title": "\xff"}')
     with pytest.raises(TraceFormatError, match="not UTF-8"):
         read_trace(path)
