@@ -46,7 +46,7 @@ from h3learn.trace.store import DEFAULT_MAX_BYTES, Trace, load_json, read_text_l
 from h3learn.trace.stored_events import TraceFormatError
 
 QLOG_VERSION = "0.3"
-NO_BYTES = "aioquic's qlog has no bytes"
+NO_BYTES = "a qlog file holds no bytes"
 
 #: aioquic's stream type names (``new``) -> (qlog stream_type, the Stream Type value).
 STREAM_TYPES = {

@@ -18,6 +18,7 @@ value, so titles and header values from uploaded traces stay text.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from flask import (
@@ -61,6 +62,41 @@ def default_socketio_client() -> Path:
     if packaged.is_file():
         return packaged
     return Path(__file__).resolve().parents[2] / SOCKETIO_CLIENT
+
+
+@bp.app_context_processor
+def _trace_notes_for_templates() -> dict[str, Any]:
+    """``trace_notes(entry)`` in any template (the step page lists them above the steps)."""
+    return {"trace_notes": trace_notes}
+
+
+#: How many kinds of left-out events a note names (the rest are counted).
+NAMED_KINDS = 6
+
+
+def trace_notes(entry: Entry) -> list[str]:
+    """What a reader should know before stepping through a trace: what an import left out
+    (``meta["skipped"]``, docs/events.md "qlog import"), that it holds no bytes
+    (``meta["note"]``), and the warnings the reader gave (kept only while it is cached)."""
+    meta = entry.trace.meta
+    notes: list[str] = []
+    skipped = meta.get("skipped")
+    if isinstance(skipped, dict) and skipped:
+        counts = [(str(kind), n) for kind, n in skipped.items() if type(n) is int and n > 0]
+        total = sum(n for _, n in counts)
+        named = ", ".join(f"{kind} ({n})" for kind, n in counts[:NAMED_KINDS])
+        more = f" and {len(counts) - NAMED_KINDS} more kinds" if len(counts) > NAMED_KINDS else ""
+        source = meta.get("source")
+        imported = f"imported from {source}" if isinstance(source, str) else "imported"
+        notes.append(
+            f"This trace was {imported}: {total} events of kinds the import does not read were"
+            f" left out: {named}{more}. Steps, states and tables show only what was kept."
+        )
+    note = meta.get("note")
+    if isinstance(note, str) and note:
+        notes.append(note[0].upper() + note[1:] + ".")
+    notes.extend(entry.trace.warnings)
+    return notes
 
 
 @bp.get("/")

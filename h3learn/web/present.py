@@ -9,9 +9,10 @@ judgement is made here, from the recorded events alone:
   ``received`` (the peer's unit read: ``frame_parsed``, ``instruction_parsed``, a peer's
   stream type; QUIC's ``stream_data_received``), or ``local`` (a change inside one
   endpoint: a table update, a field section encoded or decoded, a stream state);
-- why a step shows no bytes (``bytes_note``): a change inside one endpoint has none, and
+- why a step shows no bytes (``bytes_note``): a change inside one endpoint has none,
   QUIC's own steps record only sizes, because the datagrams are encrypted (RFC 9001 §5)
-  and the HTTP/3 and QPACK bytes they carry are steps of their own;
+  and the HTTP/3 and QPACK bytes they carry are steps of their own, and a frame sent or
+  received without bytes comes from an import (qlog logs frames, not bytes);
 - the type of the stream it belongs to (``control``, ``request``, ``qpack_encode``, ...),
   which colours it, from the trace's ``stream_type_set`` events (RFC 9114 §6.2) or else
   from the stream ID (RFC 9000 §2.1: client- and server-initiated bidirectional streams
@@ -45,6 +46,10 @@ RECEIVED_NAMES = frozenset({"frame_parsed", "instruction_parsed", "stream_data_r
 
 #: What the byte view says of a step without bytes (see the module docstring).
 NO_BYTES_LOCAL = "No bytes on the wire at this step: it is a change inside one endpoint."
+NO_BYTES_IMPORTED = (
+    "This trace holds no bytes for this step: it was imported from a file that records what"
+    " each frame meant, not its bytes (qlog)."
+)
 NO_BYTES_QUIC = (
     "QUIC's own step: {length} bytes, recorded by their size only. On the wire they travel"
     " encrypted in QUIC packets (RFC 9001 §5); the HTTP/3 and QPACK bytes inside are shown"
@@ -208,9 +213,12 @@ def step_event(event: Event, types: dict[int, str]) -> dict[str, Any]:
     out["raw"] = event.raw.hex()
     out["length"] = len(event.raw)
     if not event.raw:
-        quic = event.category == "transport" and out["direction"] != "local"
-        length = event.data.get("length", "its")
-        out["bytes_note"] = NO_BYTES_QUIC.format(length=length) if quic else NO_BYTES_LOCAL
+        if out["direction"] == "local":
+            out["bytes_note"] = NO_BYTES_LOCAL
+        elif event.category == "transport":
+            out["bytes_note"] = NO_BYTES_QUIC.format(length=event.data.get("length", "its"))
+        else:  # a frame or instruction sent or received, without its bytes: an import
+            out["bytes_note"] = NO_BYTES_IMPORTED
     out["fields"] = [_field_json(i, span, event.raw) for i, span in enumerate(event.fields)]
     for field, note in zip(out["fields"], huffman_notes(event.fields), strict=True):
         field["huffman"] = note is not None

@@ -410,6 +410,31 @@ def test_a_qlog_03_download_uploaded_again_keeps_its_title_and_order(client: Fla
     assert order(answer["id"]) == order("dynamic-table")
 
 
+def test_a_qlog_03_import_says_what_it_left_out_and_why_it_has_no_bytes(
+    client: FlaskClient,
+) -> None:
+    """The events the 0.3 reader does not import (QPACK's, SETTINGS decided, stream states)
+    are counted on the step page, not silently dropped; a frame without bytes says why."""
+    downloaded = client.get("/api/traces/dynamic-table/download?format=qlog-0.3").data
+    _, answer = upload(client, downloaded, "dynamic-table-0.3.qlog")
+    page = client.get(f"/trace/{answer['id']}/step/0").get_data(as_text=True)
+    notes = page[page.index('id="trace-notes"') :][:2000]
+    meta = client.get(f"/api/traces/{answer['id']}").get_json()["meta"]
+    skipped = meta["skipped"]
+    assert sum(skipped.values()) > 50
+    assert f"{sum(skipped.values())} events of kinds the import does not read" in notes
+    assert "qpack:headers_encoded" in notes and "A qlog file holds no bytes" in notes
+    rows = client.get(f"/api/traces/{answer['id']}/events?limit=2000").get_json()["events"]
+    frame = next(row["seq"] for row in rows if row["name"] == "frame_created")
+    step = client.get(f"/api/traces/{answer['id']}/steps/{frame}").get_json()["event"]
+    assert step["direction"] == "sent" and step["length"] == 0
+    assert step["bytes_note"].startswith("This trace holds no bytes for this step")
+    assert "a qlog file holds no bytes" in step["summary"]
+    assert 'id="trace-notes"' not in client.get("/trace/dynamic-table/step/0").get_data(
+        as_text=True
+    )
+
+
 def test_download_of_an_unknown_format_is_400(client: FlaskClient) -> None:
     response = client.get("/api/traces/first-get/download?format=pcap")
     assert response.status_code == 400
