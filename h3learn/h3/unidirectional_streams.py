@@ -132,7 +132,10 @@ def stream_type_received(
         raw=reader.unit(),
         fields=reader.field_spans(),
         rfc=stream_type_sections(header.stream_type),
-        summary=f"peer opened stream {stream.stream_id}: {header.describe()}",
+        summary=(
+            f"{conn.trace.me} sees the {conn.trace.peer} open stream {stream.stream_id}:"
+            f" {header.describe()}"
+        ),
     )
     kind = header.stream_type
     if kind == StreamType.CONTROL:

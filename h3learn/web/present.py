@@ -96,7 +96,8 @@ def direction_of(event: Event) -> str:
     if event.name in RECEIVED_NAMES:
         return "received"
     if event.name == "stream_type_set" and event.raw:
-        return "sent" if event.data.get("owner") == "local" else "received"
+        # Who opened the stream is its data's owner; a file without one draws no arrow.
+        return {"local": "sent", "remote": "received"}.get(event.data.get("owner"), "local")
     return "local"
 
 

@@ -23,6 +23,7 @@ from h3learn.trace.qlog import to_qlog, to_qlog_03
 from h3learn.trace.store import Trace, read_trace, trace_document, write_trace
 from h3learn.web import socketio
 from h3learn.web.api import limit_in_words
+from h3learn.web.present import direction_of
 
 
 def upload(client: FlaskClient, data: bytes, name: str = "trace.json") -> tuple[int, dict]:  # type: ignore[type-arg]
@@ -105,6 +106,15 @@ def test_events_filter_by_category_direction_and_search(client: FlaskClient) -> 
         "referer" in r["summary"].lower() or r["name"].startswith("headers") for r in found
     )
     assert client.get(f"{base}?category=none").get_json()["total"] == 0
+
+
+def test_a_stream_type_is_drawn_by_who_opened_the_stream_and_unknown_draws_no_arrow() -> None:
+    """present.direction_of: a stream type's direction comes from its data's owner; a file
+    that gives none (its keys are optional) gets no arrow rather than a guessed one."""
+    opened = [e for e in EXAMPLES[0].record() if e.name == "stream_type_set" and e.raw]
+    owners = {e.data["owner"]: direction_of(e) for e in opened}
+    assert owners == {"local": "sent", "remote": "received"}
+    assert direction_of(dataclasses.replace(opened[0], data={"bogus": 1})) == "local"
 
 
 def test_events_filter_by_stream(client: FlaskClient) -> None:
