@@ -97,7 +97,8 @@ def direction_of(event: Event) -> str:
         return "received"
     if event.name == "stream_type_set" and event.raw:
         # Who opened the stream is its data's owner; a file without one draws no arrow.
-        return {"local": "sent", "remote": "received"}.get(event.data.get("owner"), "local")
+        owner = event.data.get("owner")
+        return "sent" if owner == "local" else "received" if owner == "remote" else "local"
     return "local"
 
 
