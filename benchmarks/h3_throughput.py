@@ -33,6 +33,8 @@ aioquic in brackets; each session ran the code it started from beside its final 
       (that session's start code:  356       950 (0.37)    1661 (0.21)    0.78 / 0.60)
     peer stress, memory, -H        375       1051 (0.36)   1767 (0.21)
       (start code, in turn, x3:    372-415   985-1162      1690-2005 (0.21-0.23))
+    reviews, layers (x3, in turn)  399-447   1059-1306     1951-2247 (0.19-0.22)
+      (start code, in turn, x3:    387-421   1040-1072     1805-1984 (0.20-0.22))
 
 The two "frames before errors" rows ran in the same minutes at load 1 to 4 (a second run of
 each: start 0.39x / 0.21x, final 0.37x / 0.21x): no change beyond the spread. That session
@@ -50,6 +52,13 @@ exact tuples, so every one of them (some 130 per request) stays in the collector
 one long connection its share grows with the recording, to about 2 ms per request after
 8,000 requests (1.7 million tracked objects). Removing all of it would reach about 0.25x: no
 way to the goal either.
+
+The last line printed for each workload is QPACK alone, both ways, with nothing else around
+it: each request's and response's field section encoded and decoded, no QUIC, no HTTP/3
+frames, recording off. On 2026-12-03 h3learn's QPACK took 285 to 321 us per request there,
+ls-qpack (pylsqpack, what aioquic uses) 6 to 9 us: h3learn's QPACK alone, before any HTTP/3
+or recording, already costs about as much as the whole budget below (247 to 299 us in that
+day's runs).
 
 The goal is not met, and the floor shows why: QUIC alone takes ~170 us of aioquic's ~370,
 so an HTTP/3 layer has ~240 us per request (both endpoints: encode and decode a request and
@@ -71,6 +80,7 @@ import argparse
 import time
 from collections.abc import Callable
 
+import pylsqpack
 from aioquic.h3 import events as aioquic_events
 from aioquic.h3.connection import H3Connection as AioquicH3Connection
 from aioquic.quic.connection import QuicConnection
@@ -80,6 +90,8 @@ from h3learn.events import EventLog
 from h3learn.h3.connection import H3Connection
 from h3learn.h3.http_events import DataReceived, HeadersReceived, StreamEnded
 from h3learn.h3.settings import Settings
+from h3learn.qpack.decoder import Decoder
+from h3learn.qpack.encoder import Encoder
 from h3learn.transport.quic_memory import QuicMemoryPair
 from h3learn.transport.virtual_clock import VirtualClock
 
@@ -237,6 +249,46 @@ def run_h3learn(requests: int, batch: int, body: bytes, record: bool) -> int:
     return completed
 
 
+def run_qpack_alone(requests: int, body: bytes, library: str) -> int:
+    """QPACK only, both ways: each request's and response's field section encoded and decoded
+    (RFC 9204 §4.5), every section acknowledged at once; no QUIC, no HTTP/3 frames, nothing
+    recorded. ``library`` is "h3learn" or "pylsqpack" (ls-qpack, in C, as aioquic uses)."""
+    if library == "h3learn":
+        sides = []
+        for _ in range(2):
+            encoder, decoder = Encoder(), Decoder(4096, 16)
+            encoder.apply_settings(4096, 16)
+            sides.append((encoder, decoder))
+        (client_encoder, server_decoder), (server_encoder, client_decoder) = sides
+        for number in range(requests):
+            stream_id = 4 * number
+            for encoder, decoder, headers in (
+                (client_encoder, server_decoder, request_headers(number)),
+                (server_encoder, client_decoder, response_headers(body)),
+            ):
+                instructions, section = encoder.encode(stream_id, headers)
+                decoder.feed_encoder(instructions)
+                if decoder.decode(stream_id, section) is None:
+                    raise SystemExit("h3learn QPACK: a section was blocked")
+                encoder.feed_decoder(decoder.data_to_send())
+        return requests
+    pairs = []
+    for _ in range(2):
+        ls_encoder, ls_decoder = pylsqpack.Encoder(), pylsqpack.Decoder(4096, 16)
+        ls_encoder.apply_settings(4096, 16)
+        pairs.append((ls_encoder, ls_decoder))
+    for number in range(requests):
+        stream_id = 4 * number
+        for (ls_encoder, ls_decoder), headers in zip(
+            pairs, (request_headers(number), response_headers(body)), strict=True
+        ):
+            instructions, section = ls_encoder.encode(stream_id, headers)
+            ls_decoder.feed_encoder(instructions)
+            acknowledgment, _ = ls_decoder.feed_header(stream_id, section)
+            ls_encoder.feed_decoder(acknowledgment)
+    return requests
+
+
 def measure(stacks: dict[str, Callable[[], int]], requests: int, rounds: int) -> dict[str, float]:
     """Each stack's best time over ``rounds`` rounds, the stacks taking turns in each."""
     best = dict.fromkeys(stacks, float("inf"))
@@ -283,9 +335,21 @@ def workload(title: str, requests: int, batch: int, body: bytes, rounds: int) ->
         f" {GOAL}x aioquic an HTTP/3 layer has {budget:.0f} us per request (both endpoints,"
         " recording included)."
     )
+    qpack = measure(
+        {name: lambda name=name: run_qpack_alone(requests, body, name) for name in QPACKS},
+        requests,
+        rounds,
+    )
+    print(
+        "  QPACK alone (both sections of a request encoded and decoded, acknowledged; no QUIC,"
+        " no frames, no recording): "
+        + ", ".join(f"{name} {seconds / requests * 1e6:.0f} us" for name, seconds in qpack.items())
+        + " per request."
+    )
 
 
 QUIC_ALONE = "aioquic QUIC alone, no HTTP/3"
+QPACKS = ("h3learn", "pylsqpack")
 AIOQUIC = "aioquic H3Connection"
 GOAL = 0.9
 
