@@ -33,7 +33,7 @@ from h3learn.web.library import (
     no_such_step,
     step_in_url,
 )
-from h3learn.web.present import step_event
+from h3learn.web.present import imported_from_qlog, step_event
 from h3learn.web.rfc_reader import annotate
 from h3learn.web.step_answers import StepAnswers
 
@@ -303,7 +303,7 @@ def _step_answer(entry: Entry, trace_id: str, step: int) -> str:
         raise ApiError(400, str(error)) from None
     state = entry.state_after(step)
     changed = state.pop("changed", [])
-    shown = step_event(event, entry.types)
+    shown = step_event(event, entry.types, imported=imported_from_qlog(entry.trace.meta))
     annotate(shown["rfc"])
     answer = {
         "trace": trace_id,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3learn.web.library import Entry
-from h3learn.web.present import step_event
+from h3learn.web.present import imported_from_qlog, step_event
 
 #: The most steps one handout may hold (a 10,000-step trace is printed a range at a time).
 MAX_STEPS = 200
@@ -115,7 +115,9 @@ def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
     """Steps ``start`` to ``end`` of a trace, ready for the template."""
     steps = []
     for step in range(start, end + 1):
-        event = step_event(entry.event(step), entry.types)
+        event = step_event(
+            entry.event(step), entry.types, imported=imported_from_qlog(entry.trace.meta)
+        )
         state = entry.state_after(step)
         changed: list[str] = state.pop("changed", [])
         raw = bytes.fromhex(event["raw"])

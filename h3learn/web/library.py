@@ -7,10 +7,10 @@ to ``<data dir>/traces/<id>.json`` itself, never a path outside that folder. Exa
 memory; saved traces are read from disk (strictly, through h3learn.trace.store and
 h3learn.trace.load) and kept while their file is unchanged, with their `Replay` so that
 stepping does not re-read them: the most recently used ones, up to `CACHE_EVENTS` events
-between them (`CACHE_SIZE` traces at most); a deleted capture is dropped (`forget`;
-one being read at that moment may come back until it is pushed out, and is never served,
-since every lookup checks the file first). Uploaded files are converted to a native
-trace (`write_trace`, atomic) under a fresh id.
+between them (`CACHE_SIZE` traces at most); a deleted capture is dropped (`forget`), and
+one being read at that moment is not kept, since its file is looked at again, under the
+lock, before an entry read from it is. Uploaded files are converted to a native trace
+(`write_trace`, atomic) under a fresh id.
 
 Opening a large saved trace quickly (a 10,000-event trace is some 16 MB, most of it field
 spans): a native trace is read with its field spans deferred (`parse_trace(...,

@@ -80,23 +80,33 @@ def trace_notes(entry: Entry) -> list[str]:
     (``meta["note"]``), and the warnings the reader gave (kept only while it is cached)."""
     meta = entry.trace.meta
     notes: list[str] = []
-    skipped = meta.get("skipped")
-    if isinstance(skipped, dict) and skipped:
-        counts = [(str(kind), n) for kind, n in skipped.items() if type(n) is int and n > 0]
+    counts = left_out(meta.get("skipped"))
+    if counts:
         total = sum(n for _, n in counts)
         named = ", ".join(f"{kind} ({n})" for kind, n in counts[:NAMED_KINDS])
-        more = f" and {len(counts) - NAMED_KINDS} more kinds" if len(counts) > NAMED_KINDS else ""
+        rest = len(counts) - NAMED_KINDS
+        more = f" and {rest} more kind{'s' if rest > 1 else ''}" if rest > 0 else ""
         source = meta.get("source")
         imported = f"imported from {source}" if isinstance(source, str) else "imported"
+        events = "event" if total == 1 else "events"
         notes.append(
-            f"This trace was {imported}: {total} events of kinds the import does not read were"
-            f" left out: {named}{more}. Steps, states and tables show only what was kept."
+            f"This trace was {imported}: {total} {events} of kinds the import does not read"
+            f" were left out: {named}{more}. Steps, states and tables show only what was kept."
         )
     note = meta.get("note")
     if isinstance(note, str) and note:
-        notes.append(note[0].upper() + note[1:] + ".")
+        notes.append(f"From the import: {note}.")
     notes.extend(entry.trace.warnings)
     return notes
+
+
+def left_out(skipped: object) -> list[tuple[str, int]]:
+    """The kinds of event an import left out (``meta["skipped"]``), each with how many, the
+    most first; nothing for a value that is not such a count."""
+    if not isinstance(skipped, dict):
+        return []
+    counts = [(str(kind), n) for kind, n in skipped.items() if type(n) is int and n > 0]
+    return sorted(counts, key=lambda item: (-item[1], item[0]))
 
 
 @bp.get("/")

@@ -11,8 +11,9 @@ judgement is made here, from the recorded events alone:
   endpoint: a table update, a field section encoded or decoded, a stream state);
 - why a step shows no bytes (``bytes_note``): a change inside one endpoint has none,
   QUIC's own steps record only sizes, because the datagrams are encrypted (RFC 9001 §5)
-  and the HTTP/3 and QPACK bytes they carry are steps of their own, and a frame sent or
-  received without bytes comes from an import (qlog logs frames, not bytes);
+  and the HTTP/3 and QPACK bytes they carry are steps of their own, a frame sent or
+  received in a trace imported from qlog may come without its bytes, and a lesson's
+  deliberate end of a stream sends only QUIC's FIN;
 - the type of the stream it belongs to (``control``, ``request``, ``qpack_encode``, ...),
   which colours it, from the trace's ``stream_type_set`` events (RFC 9114 §6.2) or else
   from the stream ID (RFC 9000 §2.1: client- and server-initiated bidirectional streams
@@ -47,9 +48,14 @@ RECEIVED_NAMES = frozenset({"frame_parsed", "instruction_parsed", "stream_data_r
 #: What the byte view says of a step without bytes (see the module docstring).
 NO_BYTES_LOCAL = "No bytes on the wire at this step: it is a change inside one endpoint."
 NO_BYTES_IMPORTED = (
-    "This trace holds no bytes for this step: it was imported from a file that records what"
-    " each frame meant, not its bytes (qlog)."
+    "This trace holds no bytes for this step: it was imported from qlog, and the file gave"
+    " none for it (the qlog 0.3 reader keeps none at all)."
 )
+NO_BYTES_FIN = (
+    "No bytes at this step: only the end of the stream was sent, QUIC's FIN flag (RFC 9000"
+    " §19.8), which carries no HTTP/3 bytes."
+)
+NO_BYTES_NONE = "No bytes were recorded for this step."
 NO_BYTES_QUIC = (
     "QUIC's own step: {length} bytes, recorded by their size only. On the wire they travel"
     " encrypted in QUIC packets (RFC 9001 §5); the HTTP/3 and QPACK bytes inside are shown"
@@ -100,6 +106,19 @@ def direction_of(event: Event) -> str:
         owner = event.data.get("owner")
         return "sent" if owner == "local" else "received" if owner == "remote" else "local"
     return "local"
+
+
+def _no_bytes_note(event: Event, direction: str, imported: bool) -> str:
+    """Why a step shows no bytes (see the module docstring)."""
+    if direction == "local":
+        return NO_BYTES_LOCAL
+    if event.category == "transport":
+        return NO_BYTES_QUIC.format(length=event.data.get("length", "its"))
+    if imported:
+        return NO_BYTES_IMPORTED
+    if event.name == "raw_bytes_sent":
+        return NO_BYTES_FIN  # a lesson's deliberate end of a stream, with nothing before it
+    return NO_BYTES_NONE
 
 
 def summary_of(event: Event, types: dict[int, str]) -> dict[str, Any]:
@@ -208,19 +227,21 @@ def huffman_notes(fields: Sequence[FieldSpan]) -> list[str | None]:
     return notes
 
 
-def step_event(event: Event, types: dict[int, str]) -> dict[str, Any]:
-    """Everything the page shows about one event."""
+def imported_from_qlog(meta: dict[str, Any]) -> bool:
+    """Was the trace read from a qlog file? Its importers name the form in ``meta["source"]``
+    ("aioquic qlog 0.3", "h3learn qlog 0.3", "qlog (current draft)": docs/events.md)."""
+    source = meta.get("source")
+    return isinstance(source, str) and " qlog " in f" {source} "
+
+
+def step_event(event: Event, types: dict[int, str], *, imported: bool = False) -> dict[str, Any]:
+    """Everything the page shows about one event; ``imported``: the trace came from qlog."""
     out = summary_of(event, types)
     out["data"] = event.data
     out["raw"] = event.raw.hex()
     out["length"] = len(event.raw)
     if not event.raw:
-        if out["direction"] == "local":
-            out["bytes_note"] = NO_BYTES_LOCAL
-        elif event.category == "transport":
-            out["bytes_note"] = NO_BYTES_QUIC.format(length=event.data.get("length", "its"))
-        else:  # a frame or instruction sent or received, without its bytes: an import
-            out["bytes_note"] = NO_BYTES_IMPORTED
+        out["bytes_note"] = _no_bytes_note(event, out["direction"], imported)
     out["fields"] = [_field_json(i, span, event.raw) for i, span in enumerate(event.fields)]
     for field, note in zip(out["fields"], huffman_notes(event.fields), strict=True):
         field["huffman"] = note is not None

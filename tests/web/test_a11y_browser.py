@@ -172,6 +172,13 @@ def test_the_hex_dump_scrolls_in_its_own_box_at_375_pixels(
             " return [last.right, panel.right, hex.scrollWidth > hex.clientWidth]; }"
         )
         assert edges[0] <= edges[1] and edges[2], edges
+        # By keyboard too: focused, the dump takes the arrows and scrolls; the step stays.
+        page.evaluate("() => { document.querySelector('#bytes .hex').scrollLeft = 0; }")
+        page.focus("#bytes .hex")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("End")
+        page.wait_for_function("() => document.querySelector('#bytes .hex').scrollLeft > 0")
+        assert page.text_content("#step-number") == "45"
     finally:
         page.context.close()
 

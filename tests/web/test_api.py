@@ -432,17 +432,38 @@ def test_a_qlog_03_import_says_what_it_left_out_and_why_it_has_no_bytes(
     meta = client.get(f"/api/traces/{answer['id']}").get_json()["meta"]
     skipped = meta["skipped"]
     assert sum(skipped.values()) > 50
+    assert "This trace was imported from h3learn qlog 0.3" in notes  # its own export
     assert f"{sum(skipped.values())} events of kinds the import does not read" in notes
-    assert "qpack:headers_encoded" in notes and "A qlog file holds no bytes" in notes
+    most = max(skipped, key=lambda kind: skipped[kind])
+    assert f"{most} ({skipped[most]})" in notes
+    assert "From the import: the qlog 0.3 reader keeps no bytes" in notes
     rows = client.get(f"/api/traces/{answer['id']}/events?limit=2000").get_json()["events"]
     frame = next(row["seq"] for row in rows if row["name"] == "frame_created")
     step = client.get(f"/api/traces/{answer['id']}/steps/{frame}").get_json()["event"]
     assert step["direction"] == "sent" and step["length"] == 0
-    assert step["bytes_note"].startswith("This trace holds no bytes for this step")
-    assert "a qlog file holds no bytes" in step["summary"]
+    assert step["bytes_note"].startswith("This trace holds no bytes for this step: it was")
+    assert "[the qlog 0.3 reader keeps no bytes]" in step["summary"]
     assert 'id="trace-notes"' not in client.get("/trace/dynamic-table/step/0").get_data(
         as_text=True
     )
+
+
+def test_a_lessons_bare_end_of_stream_says_it_is_quics_fin_not_an_import(
+    client: FlaskClient,
+) -> None:
+    """Lesson 13 ends a control stream with nothing before it (RFC 9114 §6.2.1): a step of
+    h3learn's own with no bytes, which is neither a change inside one endpoint nor an import."""
+    lesson = "13-connection-errors"
+    rows = client.get(f"/api/traces/{lesson}/events?limit=2000").get_json()["events"]
+    bare = [row["seq"] for row in rows if row["name"] == "raw_bytes_sent"]
+    notes = [
+        client.get(f"/api/traces/{lesson}/steps/{seq}").get_json()["event"].get("bytes_note")
+        for seq in bare
+    ]
+    assert any(
+        note and note.startswith("No bytes at this step: only the end of the stream")
+        for note in notes
+    ), notes
 
 
 def test_download_of_an_unknown_format_is_400(client: FlaskClient) -> None:

@@ -178,4 +178,3 @@ def test_a_trace_deleted_while_it_is_read_does_not_come_back_into_the_cache(
     assert "saved" not in library._saved
     assert "saved" not in library._listings
     assert not path.exists()
-    assert [item["id"] for item in library.listing() if item["id"] == "saved"] == []

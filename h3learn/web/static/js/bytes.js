@@ -46,7 +46,8 @@ export function renderBytes(container, event, showAll = false) {
     h("span", { class: "muted" }, "Hover over or focus a field to see its value and meaning."));
   const byteCells = [];
 
-  const hex = h("div", { class: "hex", role: "group", "aria-label": `${event.length} bytes` });
+  // Focusable, so that where it scrolls sideways (a narrow screen) a keyboard can scroll it.
+  const hex = h("div", { class: "hex", role: "group", "aria-label": `${event.length} bytes`, tabindex: "0" });
   const fold = showAll ? null : foldedRange(event.bytes.length);
   for (let start = 0; start < event.bytes.length; start += PER_LINE) {
     if (fold && start === fold.first) {

@@ -4,6 +4,8 @@ const input = document.getElementById("upload-file");
 const error = document.getElementById("upload-error");
 
 const submit = form.querySelector("button[type=submit]");
+// A page brought back by the browser's Back button keeps its state: the button too.
+window.addEventListener("pageshow", () => { submit.disabled = false; });
 
 // One upload at a time: a double click would otherwise save the file twice.
 form.addEventListener("submit", async (event) => {

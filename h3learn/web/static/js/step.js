@@ -326,15 +326,21 @@ $("help-button").addEventListener("click", () => $("help").showModal());
 
 // The page's keys work wherever the focus is, except on a control that uses that key
 // itself: a text box or a select takes every key (it types, moves the caret or changes its
-// value), a checkbox takes Space, a radio group Space, the arrows, Home and End, and a
-// button, link, summary or sequence row takes Space and Enter (it is pressed). So Space
-// plays only with the focus on no control (the page, a heading, the step's notes).
+// value), the hex dump where it scrolls takes the arrows, Home and End, a checkbox takes
+// Space, a radio group Space, the arrows, Home and End, and a button, link, summary or
+// sequence row takes Space and Enter (it is pressed). So Space plays only with the focus
+// on no control (the page, a heading, the step's notes).
 const PRESSABLE_INPUTS = new Set(["button", "submit", "reset", "image"]);
 const PRESSABLE = "button, a[href], summary, [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=option], [role=menuitem]";
 const PRESS_KEYS = new Set([" ", "Enter"]);
 
+const SCROLL_KEYS = new Set(["ArrowLeft", "ArrowRight", "Home", "End"]);
+
 function controlOwnsKey(target, key) {
   if (!(target instanceof Element)) return false;
+  // The hex dump, wider than its box on a narrow screen, scrolls with these keys.
+  const dump = target.closest(".hex");
+  if (dump && SCROLL_KEYS.has(key) && dump.scrollWidth > dump.clientWidth) return true;
   if (target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
   if (target instanceof HTMLElement && target.isContentEditable) return true;
   if (target instanceof HTMLInputElement) {
