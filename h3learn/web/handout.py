@@ -114,10 +114,9 @@ def step_range(
 def handout(entry: Entry, start: int, end: int) -> list[HandoutStep]:
     """Steps ``start`` to ``end`` of a trace, ready for the template."""
     steps = []
+    imported = imported_from_qlog(entry.trace.meta)
     for step in range(start, end + 1):
-        event = step_event(
-            entry.event(step), entry.types, imported=imported_from_qlog(entry.trace.meta)
-        )
+        event = step_event(entry.event(step), entry.types, imported=imported)
         state = entry.state_after(step)
         changed: list[str] = state.pop("changed", [])
         raw = bytes.fromhex(event["raw"])
