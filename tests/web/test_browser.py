@@ -69,11 +69,26 @@ def open_step(page: object, base_url: str, trace_id: str, step: int) -> None:
 
 def wait_for_step(page: object, step: int) -> None:
     page.wait_for_function(  # type: ignore[attr-defined]
-        "step => document.getElementById('step-number').textContent === String(step)"
+        "step => document.getElementById('stepper').dataset.shown === String(step)"
         " && document.querySelector('.row.current') !== null"
         " && document.querySelector('.row.current').dataset.seq === String(step)",
         arg=step,
     )
+
+
+def test_a_step_counts_as_shown_only_once_it_is_drawn(page: object, base_url: str) -> None:
+    """The page opens with the step's number already in its heading and the diagram's row
+    marked, before the step itself arrives; the helpers above must wait for the drawing.
+    (Waiting on the number alone once let a test read the bytes panel still empty.)"""
+    page.add_init_script(  # type: ignore[attr-defined]
+        "const fetched = window.fetch;"
+        "window.fetch = (url, options) => String(url).includes('/steps/')"
+        " ? new Promise(wait => setTimeout(wait, 1000)).then(() => fetched(url, options))"
+        " : fetched(url, options);"
+    )
+    open_step(page, base_url, "dynamic-table", 58)
+    assert page.locator("#bytes .hex").count() >= 1  # type: ignore[attr-defined]
+    assert page.text_content("#step-summary")  # type: ignore[attr-defined]
 
 
 def test_open_an_example_from_the_list_and_step_with_buttons(page: object, base_url: str) -> None:
@@ -688,7 +703,7 @@ def test_the_rfc_reader_links_to_the_steps_that_demonstrate_a_section(
     page.wait_for_selector("#lesson-panel")  # type: ignore[attr-defined]
     # Either the step itself, or (a question before it unanswered) the question first.
     page.wait_for_function(  # type: ignore[attr-defined]
-        "step => document.getElementById('step-number').textContent === String(step)"
+        "step => document.getElementById('stepper').dataset.shown === String(step)"
         " || !document.getElementById('checkpoint').hidden",
         arg=step,
     )

@@ -68,7 +68,7 @@ def laptops(browser: Any) -> Iterator[Laptops]:
 def shows_step(page: Any, step: int, trace: str | None = None) -> None:
     """Wait until ``page`` shows ``step`` (of ``trace``, if given) with its diagram row."""
     page.wait_for_function(
-        "([step, trace]) => document.getElementById('step-number').textContent === String(step)"
+        "([step, trace]) => document.getElementById('stepper').dataset.shown === String(step)"
         " && document.querySelector('.row.current')?.dataset.seq === String(step)"
         " && (trace === null || document.getElementById('stepper').dataset.trace === trace)",
         arg=[step, trace],

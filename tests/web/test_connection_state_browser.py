@@ -42,7 +42,7 @@ def open_step(browser: Any, base_url: str, step: int, width: int = 1440) -> Iter
         page = context.new_page()
         page.goto(f"{base_url}/trace/{TRACE_ID}/step/{step}")
         page.wait_for_function(
-            "step => document.getElementById('step-number').textContent === String(step)"
+            "step => document.getElementById('stepper').dataset.shown === String(step)"
             " && document.querySelector('#state .connection .metric') !== null",
             arg=step,
         )

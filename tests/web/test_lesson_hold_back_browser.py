@@ -57,7 +57,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 def wait_for_step(page: Any, step: int) -> None:
     page.wait_for_function(
-        "step => document.getElementById('step-number').textContent === String(step)"
+        "step => document.getElementById('stepper').dataset.shown === String(step)"
         " && document.querySelector('.row.current')?.dataset.seq === String(step)",
         arg=step,
     )

@@ -126,7 +126,7 @@ def test_fifty_clients_of_twenty_requests_while_a_browser_watches(serve: ServePr
 
 def wait_step(page: Any, step: int) -> None:
     page.wait_for_function(
-        "n => document.getElementById('step-number').textContent === String(n)",
+        "n => document.getElementById('stepper').dataset.shown === String(n)",
         arg=step,
         timeout=WAIT_MS,
     )

@@ -110,6 +110,7 @@ function render(answer) {
   diagram.setCurrent(answer.step);
   $("step-error").hidden = true;
   $("step-number").textContent = String(answer.step);
+  root.dataset.shown = String(answer.step); // the step drawn, not just asked for (the page opens with its number)
   $("jump").value = String(answer.step);
   $("step-summary").textContent = event.summary;
   clear($("step-facts")).append(
