@@ -101,7 +101,7 @@ def main() -> None:
         start_step = len(events) // 2
         url = f"http://127.0.0.1:{server.server_port}/trace/large/step/{start_step}"
         rendered = (
-            "step => document.getElementById('step-number').textContent === String(step)"
+            "step => document.getElementById('stepper').dataset.shown === String(step)"
             " && document.querySelector('.row.current') !== null"
         )
         try:
