@@ -95,8 +95,18 @@ def profile_of(capture_id: str) -> dict[str, Any]:
     return {"capture": row, "profile": qpack_profile(events)}
 
 
+def named_ids() -> list[str]:
+    """The ids the address names: ``ids=A,B`` or ``ids=A&ids=B`` (the chooser's checkboxes)."""
+    return [
+        part.strip()
+        for value in request.args.getlist("ids")
+        for part in value.split(",")
+        if part.strip()
+    ]
+
+
 def compare_ids() -> list[str]:
-    parts = [part.strip() for part in request.args.get("ids", "").split(",") if part.strip()]
+    parts = named_ids()
     ids = list(dict.fromkeys(parts))
     if len(ids) == 1 and len(parts) > 1:
         raise ApiError(400, f"choose two different captures: only {ids[0]!r} was named")
@@ -122,12 +132,31 @@ def live_page() -> str:
 
 @bp.get("/compare")
 def compare_page() -> str | tuple[str, int]:
+    """The captures side by side; with none named, or a selection that breaks the rules (one
+    capture, or more than `MAX_COMPARE`), the list of captures to choose from, with the rule."""
+    if not named_ids():
+        return choose_page(None, 200)
     try:
         profiles = [profile_of(capture_id) for capture_id in compare_ids()]
     except ApiError as error:
+        if error.status == 400:
+            return choose_page(error.message, 400)
         return render_template("pages/compare.html", error=error.message, profiles=[]), error.status
     names = setting_names(item["profile"] for item in profiles)
     return render_template("pages/compare.html", error=None, profiles=profiles, names=names)
+
+
+def choose_page(error: str | None, status: int) -> tuple[str, int]:
+    page = render_template(
+        "pages/compare.html",
+        choosing=True,
+        error=error,
+        captures=service().rows(),
+        chosen=set(named_ids()),
+        max_compare=MAX_COMPARE,
+        profiles=[],
+    )
+    return page, status
 
 
 # -- the API -------------------------------------------------------------------------------

@@ -221,6 +221,32 @@ def test_compare_needs_two_to_eight_captures_and_shows_each_profile(app: Flask) 
     )
 
 
+def test_compare_without_a_good_selection_lists_the_captures_to_choose_from(app: Flask) -> None:
+    client = app.test_client()
+    empty = client.get("/compare")
+    assert empty.status_code == 200 and b'id="compare-none"' in empty.data
+    assert b"/live" in empty.data
+    first, second = FakeConnection(app), FakeConnection(app, agent="other/2")
+    for connection in (first, second):
+        connection.get()
+        connection.close()
+    page = client.get("/compare")
+    assert page.status_code == 200 and b'id="compare-error"' not in page.data
+    for connection in (first, second):
+        assert f'name="ids" value="{connection.id}">'.encode() in page.data
+    assert b"other/2" in page.data
+    # One box ticked is a selection that breaks the rule: the rule, and the box still ticked.
+    one = client.get(f"/compare?ids={first.id}")
+    assert one.status_code == 400 and b"choose at least two captures" in one.data
+    assert f'value="{first.id}" checked>'.encode() in one.data
+    assert f'value="{second.id}">'.encode() in one.data
+    # The chooser's form sends one ids= per box; that compares like ids=A,B.
+    both = client.get(f"/compare?ids={first.id}&ids={second.id}")
+    assert both.status_code == 200 and b'id="compare-table"' in both.data
+    unknown = client.get(f"/compare?ids={first.id},cap-19990101-000000-0000")
+    assert unknown.status_code == 404 and b'id="compare-choose"' not in unknown.data
+
+
 def test_the_fetch_form_checks_the_url_first(app: Flask) -> None:
     client = app.test_client()
     for url, words in (
