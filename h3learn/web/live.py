@@ -120,12 +120,20 @@ def compare_ids() -> list[str]:
 # -- pages ---------------------------------------------------------------------------------
 
 
+def fetch_wait_seconds(timeout: float) -> float:
+    """How long the Live page asks after a fetch before it stops: the client gives connecting
+    and all the responses ``timeout`` seconds per address it tries (an IPv6 and an IPv4 one at
+    most), then closes; three times that and a few seconds more is past any fetch's end."""
+    return 3 * timeout + 5
+
+
 @bp.get("/live")
 def live_page() -> str:
     return render_template(
         "pages/live.html",
         endpoint=endpoint_info(),
         fetch_timeout=service().fetcher.timeout,
+        fetch_wait_seconds=fetch_wait_seconds(service().fetcher.timeout),
         max_compare=MAX_COMPARE,
     )
 

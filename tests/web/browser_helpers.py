@@ -37,3 +37,19 @@ def chromium() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+def settled_step(page: Any, quiet_ms: int = 400, tries: int = 25) -> int:
+    """The step the page shows once it has stopped moving: the same for ``quiet_ms``.
+
+    Pausing stops the timer of play, not a step already being fetched; that one still lands
+    after the pause. Reading the step at once could name the one before it.
+    """
+    shown = page.evaluate("() => document.getElementById('stepper').dataset.shown")
+    for _ in range(tries):
+        page.wait_for_timeout(quiet_ms)
+        again = page.evaluate("() => document.getElementById('stepper').dataset.shown")
+        if again == shown:
+            return int(shown)
+        shown = again
+    raise AssertionError(f"the page kept moving, still at step {shown}")

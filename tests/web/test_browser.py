@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import chromium, served
+from browser_helpers import chromium, served, settled_step
 from web_helpers import XSS_PROBE, make_app, probe_step, save_probe_trace
 
 from h3learn.scenarios.examples import EXAMPLES, request
@@ -157,7 +157,7 @@ def test_controls_keep_their_keys_and_space_presses_the_focused_button(
     wait_for_step(page, 6)
     keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "false"  # type: ignore[attr-defined]
-    paused = int(page.text_content("#step-number"))  # type: ignore[attr-defined]
+    paused = settled_step(page)
     # Space and Enter on Next step once each, and nothing plays.
     page.focus("#next")  # type: ignore[attr-defined]
     keyboard.press(" ")
@@ -191,6 +191,7 @@ def test_controls_keep_their_keys_and_space_presses_the_focused_button(
     page.focus("#jump")  # type: ignore[attr-defined]
     keyboard.press("End")
     keyboard.type("2")
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]  # a step moved would be fetched
     assert page.text_content("#step-number") == "4"  # type: ignore[attr-defined]
 
 
@@ -416,6 +417,8 @@ def test_a_double_click_on_upload_saves_the_file_once(
     page.set_input_files("#upload-file", str(good))  # type: ignore[attr-defined]
     page.dblclick("#upload-form button[type=submit]")  # type: ignore[attr-defined]
     page.wait_for_url("**/trace/upload-*/step/0")  # type: ignore[attr-defined]
+    wait_for_step(page, 0)
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]  # time for a second upload to land
     assert len(saved()) == len(before) + 1
 
 

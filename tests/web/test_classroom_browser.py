@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_helpers import chromium, served
+from browser_helpers import chromium, served, settled_step
 from web_helpers import make_app
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -116,7 +116,10 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
         teacher.locator("#join-code").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
         >= 60
     )
-    assert teacher.evaluate("() => document.getElementById('join-qr').naturalWidth") > 0
+    teacher.wait_for_function(
+        "() => { const qr = document.getElementById('join-qr');"
+        " return qr.complete && qr.naturalWidth > 0; }"
+    )
     teacher.screenshot(path="/tmp/h3learn-classroom-projector.png")
 
     teacher.click("#join-close")
@@ -194,8 +197,7 @@ def test_students_follow_the_teacher_and_cannot_drive(laptops: Laptops, base_url
         "() => Number(document.getElementById('step-number').textContent) >= 45"
     )
     teacher.click("#play")
-    teacher.wait_for_timeout(200)
-    paused = int(teacher.text_content("#step-number"))
+    paused = settled_step(teacher)
     shows_step(student, paused)
     shows_step(late, paused)
 

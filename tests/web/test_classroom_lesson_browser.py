@@ -155,6 +155,9 @@ def test_a_class_follows_a_lesson_answers_a_checkpoint_and_reruns_it(
     assert first.text_content(".question-mine") == "Your answer, 0, is right."
     assert late.text_content(".question-mine") == "Your answer, 1, is not right."
     assert "✓ right" in teacher.text_content("#question-options [data-option='0']")
+    # The notes' result block comes with the lesson fetched again once the question is solved.
+    first.wait_for_selector("#lesson-notes .result.right")
+    late.wait_for_selector("#lesson-notes .result.shown")
     assert first.locator("#lesson-notes .result.right").count() == 1
     assert late.locator("#lesson-notes .result.shown").count() == 1
     progress = json.loads(first.evaluate(f"() => localStorage.getItem('h3learn.lesson.{LESSON}')"))
@@ -171,6 +174,11 @@ def test_a_class_follows_a_lesson_answers_a_checkpoint_and_reruns_it(
     note = first.text_content("#what-if-note")
     assert "server qpack_max_table_capacity = 4096 (the lesson: 0)" in " ".join(note.split())
     assert teacher.locator("#what-if-back").is_visible()
+    # A new page: the student joins the room again over Socket.IO before it follows.
+    first.wait_for_function(
+        "() => document.getElementById('classroom-status')"
+        ".textContent.startsWith('Following the teacher')"
+    )
     assert first.locator("#what-if-back").is_hidden()  # students follow; the teacher leads
     assert status(first).startswith("Following the teacher")
     assert first.locator("#classroom-question").is_hidden()  # the question ended there

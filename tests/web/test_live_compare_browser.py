@@ -6,6 +6,7 @@ app runs on Werkzeug's server in a thread, stopped by the test's own handle.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,38 @@ def test_rename_gives_the_focus_back_to_the_rename_button(base_url: str) -> None
             "id => document.querySelector(`tr[data-id='${id}'] .rename-form`) === null", arg=row_id
         )
         assert page.evaluate(focused_rename, row_id)
+
+
+def test_a_fetch_still_running_when_the_page_stops_asking_is_not_called_failed(
+    tmp_path: Path,
+) -> None:
+    """The page asks about a fetch for a bounded time (three times the server's timeout and
+    5 s more); a job still running then is said to be so, and the button is free again."""
+    app = make_app(tmp_path, LIVE_FETCH_TIMEOUT=0.2)
+    job = {"id": 7, "state": "running", "url": "https://127.0.0.1:9/"}
+    asked: list[str] = []
+
+    def still_running(route: Any) -> None:
+        asked.append(route.request.method)
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(job))
+
+    try:
+        with served(app) as url, chromium() as browser:
+            page: Any = browser.new_page()
+            assert page.goto(url + "/live").ok
+            assert page.get_attribute("#fetch-form", "data-wait-seconds") == "5.6"
+            page.route("**/api/captures/fetch**", still_running)
+            page.fill("#fetch-url", job["url"])
+            page.click("#fetch-button")
+            page.wait_for_function("() => document.getElementById('fetch-button').disabled")
+            page.wait_for_function(
+                "() => document.getElementById('fetch-result').textContent.startsWith('No answer')",
+                timeout=15_000,
+            )
+            result = page.text_content("#fetch-result")
+            assert result.startswith("No answer yet after 5.6 s.") and "failed" not in result
+            assert "under Connections" in result
+            assert page.is_enabled("#fetch-button")
+            assert asked[0] == "POST" and asked.count("GET") >= 10  # polled every 250 ms
+    finally:
+        service(app).close()

@@ -522,6 +522,8 @@ def test_the_live_page_with_its_endpoint_fits_375_pixels(ui: Any, serve: ServePr
         page = context.new_page()
         page.goto(serve.base_url + "/live")
         assert page.locator("#spki-pin").is_visible()
+        # The connections table is drawn from /api/captures: measure once it is there.
+        page.wait_for_function("() => document.getElementById('capture-count').textContent")
         widths = page.evaluate(
             "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
         )

@@ -73,8 +73,8 @@ def test_fifty_clients_of_twenty_requests_while_a_browser_watches(serve: ServePr
             worker = threading.Thread(target=lambda: results.extend(load(serve)))
             worker.start()
             # Open the first capture the page lists while its connection still runs.
-            live.wait_for_selector("#capture-rows tr.state-live a.open", timeout=WAIT_MS)
-            href = live.get_attribute("#capture-rows tr.state-live a.open", "href")
+            link = live.wait_for_selector("#capture-rows tr.state-live a.open", timeout=WAIT_MS)
+            href = link.get_attribute("href")
             step = context.new_page()
             step.goto(serve.base_url + href)
             step.wait_for_selector("#capture-banner", timeout=WAIT_MS)

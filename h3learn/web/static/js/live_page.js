@@ -210,7 +210,9 @@ async function fetchOnce() {
     return;
   }
   let state = job;
-  const deadline = Date.now() + 60000;
+  // The server ends every fetch within its timeout; the page stops asking a while after.
+  const waitSeconds = Number($("fetch-form").dataset.waitSeconds);
+  const deadline = Date.now() + waitSeconds * 1000;
   while (state.state === "running" && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 250));
     try {
@@ -222,6 +224,9 @@ async function fetchOnce() {
   clear(result);
   if (state.state === "done") {
     result.append(`${state.url}: HTTP/3 ${state.status}, ${state.body_bytes} bytes. `);
+  } else if (state.state === "running") {
+    result.append(`No answer yet after ${waitSeconds} s. If the fetch still ends, its connection`
+      + " is listed under Connections below. ");
   } else {
     result.className = "error";
     result.append(`Fetch failed: ${state.error || "no answer"}. `);
