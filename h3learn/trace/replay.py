@@ -65,8 +65,11 @@ Random access is O(K): a copy of the state is kept every K steps (``snapshot_eve
 `state_after` replays at most K events from the nearest one (plus building the answer,
 which is proportional to the state's size). Stepping forwards one step at a time
 continues from the previous answer instead. The copies are all made by the constructor,
-or with ``on_demand`` the first time a step beyond them is asked for: a viewer that opens
-a long trace at step N then replays N events once, not the whole trace first.
+or with ``on_demand`` only where a step is asked for: a viewer that opens a long trace at
+step N replays N events once and copies the state once, not the whole trace first, nor
+N / K copies on the way (a copy of a state with a thousand streams costs more than
+replaying K events). A later step with no copy near it is replayed from the nearest copy
+before it, which then gets one too.
 """
 
 from __future__ import annotations
@@ -157,8 +160,9 @@ class Replay:
             raise ValueError("snapshot_every must be at least 1")
         self.events = list(events)
         self.snapshot_every = snapshot_every
-        #: _snapshots[j] is the state before event j * snapshot_every.
-        self._snapshots: list[_State] = []
+        #: _snapshots[j] is the state before event j * snapshot_every (each j made once
+        #: needed; the constructor makes them all unless ``on_demand``).
+        self._snapshots: dict[int, _State] = {0: _State()}
         #: The state after the first _ahead_count events: where the next snapshot comes from.
         self._ahead = _State()
         self._ahead_count = 0
@@ -169,7 +173,8 @@ class Replay:
         #: The state after the step last asked for, to continue from when stepping on.
         self._cursor: tuple[int, _State] | None = None
         if self.events and not on_demand:
-            self._snapshot((len(self.events) - 1) // snapshot_every)
+            for number in range((len(self.events) - 1) // snapshot_every + 1):
+                self._snapshot(number)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -188,10 +193,12 @@ class Replay:
         changed = _scan_instruction_effects(self.events, start, self._waiting, self._effects)
         if changed is None:
             return
-        del self._snapshots[changed // self.snapshot_every + 1 :]
+        kept = changed // self.snapshot_every
+        self._snapshots = {j: state for j, state in self._snapshots.items() if j <= kept}
         if self._ahead_count > changed:
-            self._ahead = self._snapshots[-1].copy()
-            self._ahead_count = (len(self._snapshots) - 1) * self.snapshot_every
+            last = max(self._snapshots)
+            self._ahead = self._snapshots[last].copy()
+            self._ahead_count = last * self.snapshot_every
         if self._cursor is not None and self._cursor[0] >= changed:
             self._cursor = None
 
@@ -226,13 +233,23 @@ class Replay:
         return self._effects.get(position, Effect.AT_ONCE)
 
     def _snapshot(self, number: int) -> _State:
-        """The state before event ``number * snapshot_every``, replaying up to it if need be."""
-        while len(self._snapshots) <= number:
-            start = len(self._snapshots) * self.snapshot_every
-            for position in range(self._ahead_count, start):
-                self._ahead.apply(self.events[position], self._effect(position))
-            self._ahead_count = max(self._ahead_count, start)
-            self._snapshots.append(self._ahead.copy())
+        """The state before event ``number * snapshot_every``, replaying up to it if need be:
+        from the state replayed furthest when that is not past it, else from the nearest
+        snapshot before it."""
+        found = self._snapshots.get(number)
+        if found is not None:
+            return found
+        start = number * self.snapshot_every
+        if self._ahead_count <= start:
+            state, begin = self._ahead, self._ahead_count
+        else:
+            nearest = max(j for j in self._snapshots if j < number)
+            state, begin = self._snapshots[nearest].copy(), nearest * self.snapshot_every
+        for position in range(begin, start):
+            state.apply(self.events[position], self._effect(position))
+        if state is self._ahead:
+            self._ahead_count = start
+        self._snapshots[number] = state.copy()
         return self._snapshots[number]
 
 

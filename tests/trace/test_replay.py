@@ -191,6 +191,33 @@ def test_random_access_replays_at_most_k_events(monkeypatch: pytest.MonkeyPatch)
     assert applied == 100  # stepping forwards applies one event per step
 
 
+def test_on_demand_a_far_step_copies_the_state_once_and_later_answers_agree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A viewer opening a long trace at its middle: the events before it are replayed once,
+    and the state is copied for that step's snapshot alone (a copy of a large state costs
+    more than K events). Steps asked for afterwards, in any order, answer as before."""
+    events = renumber(walkthrough_log().events * 60)
+    reference = Replay(events, snapshot_every=50)
+    middle = len(events) // 2
+    expected = reference.state_after(middle)
+    replay = Replay(events, snapshot_every=50, on_demand=True)
+    copies = 0
+    real_copy = replay_module._State.copy
+
+    def counting_copy(self: Any) -> Any:
+        nonlocal copies
+        copies += 1
+        return real_copy(self)
+
+    monkeypatch.setattr(replay_module._State, "copy", counting_copy)
+    assert replay.state_after(middle) == expected
+    assert copies == 2  # the snapshot kept, and the state the answer is replayed in
+    order = [0, 17, middle - 1, len(events) - 1, middle + 60, 3 * len(events) // 4, 49, 50]
+    for step in order + list(range(middle - 5, middle + 5)):
+        assert replay.state_after(step) == reference.state_after(step), step
+
+
 def test_the_encoder_learns_the_known_received_count_without_state_updated_events() -> None:
     """A trace that reports only the instructions still gives the right count (§4.4)."""
     events, live = live_qpack_exchange(qif_requests(), 256, 100, True, frozenset({3}))
