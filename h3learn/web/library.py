@@ -179,15 +179,27 @@ class Entry:
             return replay.state_after(step)
 
     def summaries(self) -> list[dict[str, Any]]:
-        if self._summaries is None:
+        """Every step's diagram row, made once: the page's first requests come together (the
+        rows around the step, in two pages), and each would otherwise make them all."""
+        with self._lock:
+            if self._summaries is None:
+                types = self.types
+                self._summaries = [summary_of(event, types) for event in self.events]
+            return self._summaries
+
+    def rows(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """The diagram rows of steps ``start`` to ``stop - 1`` (made now unless all are)."""
+        with self._lock:
+            if self._summaries is not None:
+                return self._summaries[start:stop]
             types = self.types
-            self._summaries = [summary_of(event, types) for event in self.events]
-        return self._summaries
+            return [summary_of(event, types) for event in self.events[start:stop]]
 
     def search_texts(self) -> list[str]:
-        if self._search is None:
-            self._search = [search_text(event) for event in self.events]
-        return self._search
+        with self._lock:
+            if self._search is None:
+                self._search = [search_text(event) for event in self.events]
+            return self._search
 
     def extend(self, events: list[Event]) -> None:
         """Append events recorded since (a live capture, h3learn/web/live.py); caches grow too.

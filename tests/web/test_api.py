@@ -90,6 +90,27 @@ def test_trace_meta_gives_the_count_and_a_page_of_summaries(client: FlaskClient)
     assert settings["direction"] == "sent" and settings["stream_type"] == "control"
 
 
+def test_an_unfiltered_page_is_the_same_slice_of_rows_as_a_filtered_one_would_give(
+    client: FlaskClient,
+) -> None:
+    """Without filters only the page's rows are made; they, the total and `located` are
+    what the filtered path gives for a filter every row passes."""
+    base = "/api/traces/dynamic-table/events"
+    every = "category=http3,qpack,transport"
+    for query in (
+        "offset=5&limit=10",
+        "offset=40&limit=30&until=50",
+        "limit=3&locate=9",
+        "limit=3&until=8&locate=9",
+        "offset=100000&limit=5",
+    ):
+        plain = client.get(f"{base}?{query}").get_json()
+        filtered = client.get(f"{base}?{query}&{every}").get_json()
+        assert plain == filtered and plain["total"] > 0, query
+    assert client.get(f"{base}?limit=3&until=8&locate=9").get_json()["located"] is None
+    assert client.get(f"{base}?limit=3&locate=9").get_json()["located"] == 9
+
+
 def test_events_filter_by_category_direction_and_search(client: FlaskClient) -> None:
     base = "/api/traces/dynamic-table/events"
     qpack = client.get(f"{base}?category=qpack").get_json()
@@ -501,6 +522,13 @@ def test_pages_have_no_inline_script_or_style(client: FlaskClient) -> None:
         assert "<style" not in page and " style=" not in page and " on" + "click=" not in page
         for chunk in page.split("<script")[1:]:
             assert " src=" in chunk.split(">")[0]
+
+
+def test_a_step_page_preloads_its_step_and_a_lesson_page_does_not(client: FlaskClient) -> None:
+    page = client.get("/trace/dynamic-table/step/7").data
+    assert b'<link rel="preload" href="/api/traces/dynamic-table/steps/7" as="fetch"' in page
+    lesson = client.get("/lesson/02-a-first-get/step/3")
+    assert lesson.status_code == 200 and b'rel="preload"' not in lesson.data
 
 
 def test_a_step_page_has_its_own_url(client: FlaskClient) -> None:

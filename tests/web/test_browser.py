@@ -91,6 +91,23 @@ def test_a_step_counts_as_shown_only_once_it_is_drawn(page: object, base_url: st
     assert page.text_content("#step-summary")  # type: ignore[attr-defined]
 
 
+def test_the_step_is_asked_for_once_and_before_the_modules_run(page: object, base_url: str) -> None:
+    """The page preloads its step (the server works it out while the browser reads the
+    modules); step.js's own fetch takes that answer rather than asking again."""
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/steps/" in r.url else None)  # type: ignore[attr-defined]
+    open_step(page, base_url, "dynamic-table", 30)
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert [url for url in asked if url.endswith("/steps/30")] == [
+        f"{base_url}/api/traces/dynamic-table/steps/30"
+    ]
+    timing = page.evaluate(  # type: ignore[attr-defined]
+        "() => performance.getEntriesByType('resource')"
+        ".filter(e => e.name.endsWith('/steps/30')).map(e => e.initiatorType)"
+    )
+    assert timing == ["link"]
+
+
 def test_open_an_example_from_the_list_and_step_with_buttons(page: object, base_url: str) -> None:
     page.goto(base_url + "/")  # type: ignore[attr-defined]
     page.locator("#trace-list").get_by_role("link", name="A first GET").click()  # type: ignore[attr-defined]
