@@ -68,8 +68,9 @@ continues from the previous answer instead. The copies are all made by the const
 or with ``on_demand`` only where a step is asked for: a viewer that opens a long trace at
 step N replays N events once and copies the state once, not the whole trace first, nor
 N / K copies on the way (a copy of a state with a thousand streams costs more than
-replaying K events). A later step with no copy near it is replayed from the nearest copy
-before it, which then gets one too.
+replaying K events). An earlier step with no copy near it is replayed from the nearest
+copy before it, keeping one every K events on the way; from then on, steps there cost at
+most K events again.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ class Replay:
             raise ValueError("snapshot_every must be at least 1")
         self.events = list(events)
         self.snapshot_every = snapshot_every
-        #: _snapshots[j] is the state before event j * snapshot_every (each j made once
+        #: _snapshots[j] is the state before event j * snapshot_every (each made when first
         #: needed; the constructor makes them all unless ``on_demand``).
         self._snapshots: dict[int, _State] = {0: _State()}
         #: The state after the first _ahead_count events: where the next snapshot comes from.
@@ -233,24 +234,32 @@ class Replay:
         return self._effects.get(position, Effect.AT_ONCE)
 
     def _snapshot(self, number: int) -> _State:
-        """The state before event ``number * snapshot_every``, replaying up to it if need be:
-        from the state replayed furthest when that is not past it, else from the nearest
-        snapshot before it."""
+        """The state before event ``number * snapshot_every``, replaying up to it if need be.
+
+        Forwards, from the state replayed furthest, copying it only here. Backwards (that
+        state is past this one), from the nearest snapshot before it, keeping a copy at
+        every ``snapshot_every`` events on the way: a learner who opened a trace at its
+        middle and steps back meets one long replay, then steps of at most K events.
+        """
         found = self._snapshots.get(number)
         if found is not None:
             return found
-        start = number * self.snapshot_every
+        every = self.snapshot_every
+        start = number * every
         if self._ahead_count <= start:
-            state, begin = self._ahead, self._ahead_count
-        else:
-            nearest = max(j for j in self._snapshots if j < number)
-            state, begin = self._snapshots[nearest].copy(), nearest * self.snapshot_every
-        for position in range(begin, start):
-            state.apply(self.events[position], self._effect(position))
-        if state is self._ahead:
+            for position in range(self._ahead_count, start):
+                self._ahead.apply(self.events[position], self._effect(position))
             self._ahead_count = start
-        self._snapshots[number] = state.copy()
-        return self._snapshots[number]
+            self._snapshots[number] = self._ahead.copy()
+            return self._snapshots[number]
+        nearest = max(j for j in self._snapshots if j < number)
+        state = self._snapshots[nearest].copy()
+        for position in range(nearest * every, start):
+            if position % every == 0 and position // every not in self._snapshots:
+                self._snapshots[position // every] = state.copy()
+            state.apply(self.events[position], self._effect(position))
+        self._snapshots[number] = state
+        return state
 
 
 def _scan_instruction_effects(

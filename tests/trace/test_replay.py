@@ -218,6 +218,34 @@ def test_on_demand_a_far_step_copies_the_state_once_and_later_answers_agree(
         assert replay.state_after(step) == reference.state_after(step), step
 
 
+def test_on_demand_stepping_back_from_a_far_step_costs_one_long_replay_then_at_most_k(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Opened at its middle, a trace stepped back through: the first step into the block
+    before replays from the start, keeping a snapshot every K events; every later step
+    back replays at most K events (a review found each block boundary replaying from 0)."""
+    events = renumber(walkthrough_log().events * 60)
+    reference = Replay(events, snapshot_every=50)
+    middle = len(events) // 2
+    steps = list(range(middle, middle - 400, -1))
+    expected = {step: reference.state_after(step) for step in steps}
+    replay = Replay(events, snapshot_every=50, on_demand=True)
+    applied: list[int] = []
+    real_apply = replay_module._State.apply
+
+    def counting_apply(self: Any, event: Event, effect: Effect = Effect.AT_ONCE) -> None:
+        applied[-1] += 1
+        real_apply(self, event, effect)
+
+    monkeypatch.setattr(replay_module._State, "apply", counting_apply)
+    for step in steps:
+        applied.append(0)
+        assert replay.state_after(step) == expected[step], step
+    long_ones = [count for count in applied if count > 50]
+    assert len(long_ones) <= 2, applied  # the open, and the first block boundary behind it
+    assert max(applied[1:]) >= middle - 100  # that boundary replayed from the start, once
+
+
 def test_the_encoder_learns_the_known_received_count_without_state_updated_events() -> None:
     """A trace that reports only the instructions still gives the right count (§4.4)."""
     events, live = live_qpack_exchange(qif_requests(), 256, 100, True, frozenset({3}))
