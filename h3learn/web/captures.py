@@ -103,7 +103,7 @@ class CaptureEntries:
     def _catch_up(self, entry: Entry, capture: LiveCapture) -> None:
         have, available = len(entry.events), len(capture.events)
         if available > have:
-            entry.extend(capture.events[have:available])
+            entry.extend(capture.events[have:available], at=have)
 
     def _forget_finished(self) -> None:
         """Keep the finished captures looked up last, within `KEEP_FINISHED` captures and

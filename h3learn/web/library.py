@@ -149,6 +149,12 @@ class Entry:
 
     @property
     def types(self) -> dict[int, str]:
+        """Each stream's type, as far as the trace says (`present.stream_types`)."""
+        with self._lock:
+            return self._known_types()
+
+    def _known_types(self) -> dict[int, str]:
+        """`types`, for a caller that holds the lock (a live capture's grow as it does)."""
         if self._types is None:
             self._types = stream_types(self.events)
         return self._types
@@ -156,16 +162,18 @@ class Entry:
     @property
     def observed(self) -> list[str]:
         """The endpoints the trace has events of (a live capture records the server only)."""
-        if self._observed is None:
-            self._observed = {event.endpoint for event in self.events}
-        return sorted(self._observed)
+        with self._lock:
+            if self._observed is None:
+                self._observed = {event.endpoint for event in self.events}
+            return sorted(self._observed)
 
     @property
     def streams(self) -> list[int]:
         """The IDs of the streams the trace has events on, in order (kept current as it grows)."""
-        if self._streams is None:
-            self._streams = {e.stream_id for e in self.events if e.stream_id is not None}
-        return sorted(self._streams)
+        with self._lock:
+            if self._streams is None:
+                self._streams = {e.stream_id for e in self.events if e.stream_id is not None}
+            return sorted(self._streams)
 
     def replay(self) -> Replay:
         with self._lock:
@@ -179,11 +187,12 @@ class Entry:
             return replay.state_after(step)
 
     def summaries(self) -> list[dict[str, Any]]:
-        """Every step's diagram row, made once: the page's first requests come together (the
-        rows around the step, in two pages), and each would otherwise make them all."""
+        """Every step's diagram row, made once, for a filter or a search (a page without
+        either makes its own rows, `rows`); under the lock, since such requests and the live
+        pump can come together, and each would otherwise make them all."""
         with self._lock:
             if self._summaries is None:
-                types = self.types
+                types = self._known_types()
                 self._summaries = [summary_of(event, types) for event in self.events]
             return self._summaries
 
@@ -192,7 +201,7 @@ class Entry:
         with self._lock:
             if self._summaries is not None:
                 return self._summaries[start:stop]
-            types = self.types
+            types = self._known_types()
             return [summary_of(event, types) for event in self.events[start:stop]]
 
     def search_texts(self) -> list[str]:
@@ -201,15 +210,22 @@ class Entry:
                 self._search = [search_text(event) for event in self.events]
             return self._search
 
-    def extend(self, events: list[Event]) -> None:
+    def extend(self, events: list[Event], at: int | None = None) -> None:
         """Append events recorded since (a live capture, h3learn/web/live.py); caches grow too.
 
+        ``at``: the step the first of ``events`` is; those the entry already has are left
+        out (the live pump and a page's request may catch up with a capture together).
         A stream whose type only now becomes known (its ``stream_type_set`` came after the
         transport's first bytes on it) has its earlier rows retyped.
         """
-        if not events:
-            return
         with self._lock:
+            if at is not None:
+                have = len(self.trace.events)
+                if at > have:
+                    raise ValueError(f"events from step {at} cannot follow steps 0 to {have - 1}")
+                events = events[have - at :]
+            if not events:
+                return
             self.trace.events.extend(events)
             if self._replay is not None:
                 self._replay.extend(events)
@@ -225,7 +241,8 @@ class Entry:
                         if row["stream_id"] in retyped:
                             row["stream_type"] = retyped[row["stream_id"]]
             if self._summaries is not None:
-                self._summaries.extend(summary_of(event, self.types) for event in events)
+                types = self._known_types()
+                self._summaries.extend(summary_of(event, types) for event in events)
             if self._search is not None:
                 self._search.extend(search_text(event) for event in events)
             if self._observed is not None:

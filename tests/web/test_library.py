@@ -120,6 +120,25 @@ def test_the_streams_of_a_growing_trace_grow_with_it(tmp_path: Path) -> None:
     assert entry.streams == sorted({e.stream_id for e in events if e.stream_id is not None})
 
 
+def test_catching_up_twice_with_the_same_events_adds_them_once(tmp_path: Path) -> None:
+    """The live pump and a page's request can both see a capture N events behind and send
+    the same slice (a review found it could be added twice); ``at`` says where it starts."""
+    events = EXAMPLES[1].record()
+    split = len(events) // 2
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    write_trace(traces / "part.json", "part", events[:split])
+    entry = TraceLibrary(tmp_path, max_bytes=1 << 24).get("part")
+    assert len(entry.rows(0, 5)) == 5 and entry.summaries()  # the caches grow too
+    entry.extend(events[split:], at=split)
+    entry.extend(events[split:], at=split)
+    entry.extend(events[split + 3 :], at=split + 3)
+    assert [e.seq for e in entry.events] == list(range(len(events)))
+    assert [row["seq"] for row in entry.summaries()] == list(range(len(events)))
+    with pytest.raises(ValueError, match="cannot follow"):
+        entry.extend(events[:1], at=len(events) + 1)
+
+
 def test_the_cache_of_saved_traces_is_bounded_by_their_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
