@@ -105,15 +105,22 @@ def named_ids() -> list[str]:
     ]
 
 
+class SelectionError(ApiError):
+    """Captures named for comparison that break its rule: two to `MAX_COMPARE` different ones."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, message)
+
+
 def compare_ids() -> list[str]:
     parts = named_ids()
     ids = list(dict.fromkeys(parts))
     if len(ids) == 1 and len(parts) > 1:
-        raise ApiError(400, f"choose two different captures: only {ids[0]!r} was named")
+        raise SelectionError(f"choose two different captures: only {ids[0]!r} was named")
     if len(ids) < 2:
-        raise ApiError(400, "choose at least two captures to compare ('ids=A,B')")
+        raise SelectionError("choose at least two captures to compare ('ids=A,B')")
     if len(ids) > MAX_COMPARE:
-        raise ApiError(400, f"at most {MAX_COMPARE} captures can be compared, not {len(ids)}")
+        raise SelectionError(f"at most {MAX_COMPARE} captures can be compared, not {len(ids)}")
     return ids
 
 
@@ -121,9 +128,11 @@ def compare_ids() -> list[str]:
 
 
 def fetch_wait_seconds(timeout: float) -> float:
-    """How long the Live page asks after a fetch before it stops: the client gives connecting
-    and all the responses ``timeout`` seconds per address it tries (an IPv6 and an IPv4 one at
-    most), then closes; three times that and a few seconds more is past any fetch's end."""
+    """How long the Live page asks after a fetch before it stops. The client gives one
+    address ``timeout`` seconds for connecting and all the responses (an address that
+    refuses or cannot be reached is left at once, and a time-out ends the fetch), and each
+    address it tried up to 1 s to close; three times the timeout and 5 s more is past the
+    end of any fetch but one whose name lookup hangs."""
     return 3 * timeout + 5
 
 
@@ -146,15 +155,16 @@ def compare_page() -> str | tuple[str, int]:
         return choose_page(None, 200)
     try:
         profiles = [profile_of(capture_id) for capture_id in compare_ids()]
-    except ApiError as error:
-        if error.status == 400:
-            return choose_page(error.message, 400)
+    except SelectionError as error:
+        return choose_page(error.message, error.status)
+    except ApiError as error:  # a capture that is not there, or cannot be read
         return render_template("pages/compare.html", error=error.message, profiles=[]), error.status
     names = setting_names(item["profile"] for item in profiles)
     return render_template("pages/compare.html", error=None, profiles=profiles, names=names)
 
 
 def choose_page(error: str | None, status: int) -> tuple[str, int]:
+    """The captures to choose from, those named in the address ticked, and ``error`` above."""
     page = render_template(
         "pages/compare.html",
         choosing=True,
