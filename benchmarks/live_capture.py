@@ -47,6 +47,9 @@ from h3learn.transport.udp_client import fetch
 from h3learn.web import create_app
 from h3learn.web.captures import LiveService
 
+#: The step the page has drawn (step.js sets it once a step is shown).
+SHOWN = "() => document.getElementById('stepper').dataset.shown"
+
 
 def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
@@ -122,6 +125,7 @@ def absorption(events: int, chromium: str) -> None:
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.goto(f"http://127.0.0.1:{server.server_port}/trace/{capture.id}/step/0")
             page.wait_for_selector("#capture-banner[data-state='live']")
+            page.wait_for_function(f"() => ({SHOWN})() === '0'")
             shown: list[tuple[float, int]] = []
             began = time.monotonic()
             number = 0
@@ -135,12 +139,10 @@ def absorption(events: int, chromium: str) -> None:
                         ".textContent.split(' ').pop())"
                     )
                     shown.append((time.monotonic() - began, count))
+                    before = int(page.evaluate(SHOWN))
                     pressed = time.monotonic()
                     page.click("#next")
-                    page.wait_for_function(
-                        "n => document.getElementById('step-number').textContent !== String(n)",
-                        arg=int(page.text_content("#step-number")) - 1,
-                    )
+                    page.wait_for_function(f"n => ({SHOWN})() === String(n)", arg=before + 1)
                     step_times.append(time.monotonic() - pressed)
             produced = time.monotonic() - began
             recorded = len(capture.events)
