@@ -6,6 +6,7 @@ without a BrokenPipeError traceback, with a non-zero status.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -24,6 +25,9 @@ def _read_a_little_then_close(argv: list[str], cwd: Path) -> tuple[int, str]:
         env=env,
     )
     assert process.stdout is not None and process.stderr is not None
+    # The smallest pipe Linux allows (a page), so that the command cannot write all it has
+    # (the walkthrough is some 24 KB) before the pipe is closed, and must meet its end.
+    fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, 4096)
     process.stdout.read(200)
     process.stdout.close()
     error = process.stderr.read().decode()
