@@ -9,6 +9,7 @@ announced the same way.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -245,6 +246,25 @@ def test_compare_without_a_good_selection_lists_the_captures_to_choose_from(app:
     assert both.status_code == 200 and b'id="compare-table"' in both.data
     unknown = client.get(f"/compare?ids={first.id},cap-19990101-000000-0000")
     assert unknown.status_code == 404 and b'id="compare-choose"' not in unknown.data
+
+
+def test_compare_with_a_capture_whose_spans_are_bad_says_so_rather_than_offer_a_choice(
+    app: Flask,
+) -> None:
+    """Only a selection that breaks the rule brings the chooser back; a capture whose field
+    spans are broken (found only when its steps are built) keeps its own error page."""
+    bad, sound = FakeConnection(app), FakeConnection(app, agent="other/2")
+    for connection in (bad, sound):
+        connection.get()
+        connection.close()
+    path = service(app).hub.store.path_of(bad.id)
+    document = json.loads(path.read_text())
+    event = next(e for e in document["events"] if e["fields"])
+    event["fields"][0]["offset"] = 10**6
+    path.write_text(json.dumps(document))
+    page = app.test_client().get(f"/compare?ids={sound.id},{bad.id}")
+    assert page.status_code == 400 and b'id="compare-error"' in page.data
+    assert b'id="compare-choose"' not in page.data
 
 
 def test_the_fetch_form_checks_the_url_first(app: Flask) -> None:
