@@ -98,6 +98,7 @@ def test_a_fetch_still_running_when_the_page_stops_asking_is_not_called_failed(
             page: Any = browser.new_page()
             assert page.goto(url + "/live").ok
             assert page.get_attribute("#fetch-form", "data-wait-seconds") == "5.6"
+            assert "(at most 0.2 s)" in " ".join(page.text_content("#fetch-heading + p").split())
             page.route("**/api/captures/fetch**", still_running)
             page.fill("#fetch-url", job["url"])
             page.click("#fetch-button")
