@@ -39,6 +39,17 @@ def chromium() -> Iterator[Any]:
             launched.close()
 
 
+def wait_for_step(page: Any, step: int) -> None:
+    """Wait until the step page has drawn ``step`` (``#stepper[data-shown]``, set by step.js
+    once the step is shown: the page opens with its number already in the heading) and the
+    diagram marks its row."""
+    page.wait_for_function(
+        "step => document.getElementById('stepper').dataset.shown === String(step)"
+        " && document.querySelector('.row.current')?.dataset.seq === String(step)",
+        arg=step,
+    )
+
+
 def settled_step(page: Any, quiet_ms: int = 400, tries: int = 25) -> int:
     """The step the page shows once it has stopped moving: the same for ``quiet_ms``.
 

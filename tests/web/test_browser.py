@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import chromium, served, settled_step
+from browser_helpers import chromium, served, settled_step, wait_for_step
 from web_helpers import XSS_PROBE, make_app, probe_step, save_probe_trace
 
 from h3learn.scenarios.examples import EXAMPLES, request
@@ -65,15 +65,6 @@ def page(browser: object) -> Iterator[object]:
 def open_step(page: object, base_url: str, trace_id: str, step: int) -> None:
     page.goto(f"{base_url}/trace/{trace_id}/step/{step}")  # type: ignore[attr-defined]
     wait_for_step(page, step)
-
-
-def wait_for_step(page: object, step: int) -> None:
-    page.wait_for_function(  # type: ignore[attr-defined]
-        "step => document.getElementById('stepper').dataset.shown === String(step)"
-        " && document.querySelector('.row.current') !== null"
-        " && document.querySelector('.row.current').dataset.seq === String(step)",
-        arg=step,
-    )
 
 
 def test_a_step_counts_as_shown_only_once_it_is_drawn(page: object, base_url: str) -> None:

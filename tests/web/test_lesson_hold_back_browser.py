@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_helpers import chromium, served
+from browser_helpers import chromium, served, wait_for_step
 from web_helpers import make_app
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -53,14 +53,6 @@ def page(browser: Any) -> Iterator[Any]:
     yield opened
     context.close()
     assert not errors, errors
-
-
-def wait_for_step(page: Any, step: int) -> None:
-    page.wait_for_function(
-        "step => document.getElementById('stepper').dataset.shown === String(step)"
-        " && document.querySelector('.row.current')?.dataset.seq === String(step)",
-        arg=step,
-    )
 
 
 def diagram_text(page: Any) -> str:
