@@ -196,36 +196,45 @@ def in_words(numbers: list[int]) -> str:
 def page_of(entry: Entry) -> dict[str, Any]:
     """The summaries ``offset`` .. ``offset + limit`` of those matching the filters, among
     the steps before ``until`` (all of them without it: a lesson's page leaves out the steps
-    past a question the learner has not answered, docs/lessons.md)."""
+    past a question the learner has not answered, docs/lessons.md).
+
+    Without a filter only the page's rows are made (a large trace opened at its middle
+    needs 200 rows, not 10,000), and step n is row n.
+    """
     offset = int_arg("offset", 0, 0, 10**9)
     limit = int_arg("limit", DEFAULT_PAGE, 1, MAX_PAGE)
     categories = choice_arg("category", CATEGORIES)
     directions = choice_arg("direction", DIRECTIONS)
     endpoints = choice_arg("endpoint", ENDPOINT_NAMES)
     query = request.args.get("q", "").strip().lower()
-    if not (query or request.args.get("stream", "").strip()) and all(
-        choice is None for choice in (categories, directions, endpoints)
-    ):
-        return unfiltered_page(entry, offset, limit)
-    summaries = entry.summaries()
+    end = len(entry.events)
     if "until" in request.args:
-        summaries = summaries[: int_arg("until", 0, 0, 10**9)]
+        end = min(end, int_arg("until", 0, 0, 10**9))
+    filtered = query or request.args.get("stream", "").strip()
+    if not filtered and all(choice is None for choice in (categories, directions, endpoints)):
+        out: dict[str, Any] = {
+            "total": end,
+            "offset": offset,
+            "limit": limit,
+            "events": entry.rows(offset, min(offset + limit, end)),
+        }
+        if "locate" in request.args:
+            seq = int_arg("locate", 0, 0, 10**9)
+            out["located"] = seq if seq < end else None
+        return out
+    summaries = entry.summaries()[:end]
     streams = streams_arg(entry, summaries)
-    chosen = (categories, directions, endpoints, streams)
-    if any(choice is not None for choice in chosen) or query:
-        texts = entry.search_texts()
-        matching = [
-            row
-            for row in summaries
-            if (categories is None or row["category"] in categories)
-            and (directions is None or row["direction"] in directions)
-            and (endpoints is None or row["endpoint"] in endpoints)
-            and (streams is None or row["stream_id"] in streams)
-            and (not query or query in texts[row["seq"]])
-        ]
-    else:
-        matching = summaries
-    out: dict[str, Any] = {
+    texts = entry.search_texts()
+    matching = [
+        row
+        for row in summaries
+        if (categories is None or row["category"] in categories)
+        and (directions is None or row["direction"] in directions)
+        and (endpoints is None or row["endpoint"] in endpoints)
+        and (streams is None or row["stream_id"] in streams)
+        and (not query or query in texts[row["seq"]])
+    ]
+    out = {
         "total": len(matching),
         "offset": offset,
         "limit": limit,
@@ -237,24 +246,6 @@ def page_of(entry: Entry) -> dict[str, Any]:
         position = bisect.bisect_left(matching, seq, key=lambda row: int(row["seq"]))
         found = position < len(matching) and matching[position]["seq"] == seq
         out["located"] = position if found else None
-    return out
-
-
-def unfiltered_page(entry: Entry, offset: int, limit: int) -> dict[str, Any]:
-    """`page_of` without filters: the rows of the page alone are made (a large trace opened
-    at its middle needs 200 rows, not 10,000), and step n is row n."""
-    end = len(entry.events)
-    if "until" in request.args:
-        end = min(end, int_arg("until", 0, 0, 10**9))
-    out: dict[str, Any] = {
-        "total": end,
-        "offset": offset,
-        "limit": limit,
-        "events": entry.rows(offset, min(offset + limit, end)),
-    }
-    if "locate" in request.args:
-        seq = int_arg("locate", 0, 0, 10**9)
-        out["located"] = seq if seq < end else None
     return out
 
 
