@@ -112,8 +112,8 @@ class SelectionError(ApiError):
         super().__init__(400, message)
 
 
-def compare_ids() -> list[str]:
-    parts = named_ids()
+def compare_ids(parts: list[str]) -> list[str]:
+    """The different captures among ``parts`` (`named_ids`), or `SelectionError`."""
     ids = list(dict.fromkeys(parts))
     if len(ids) == 1 and len(parts) > 1:
         raise SelectionError(f"choose two different captures: only {ids[0]!r} was named")
@@ -151,26 +151,27 @@ def live_page() -> str:
 def compare_page() -> str | tuple[str, int]:
     """The captures side by side; with none named, or a selection that breaks the rules (one
     capture, or more than `MAX_COMPARE`), the list of captures to choose from, with the rule."""
-    if not named_ids():
-        return choose_page(None, 200)
+    named = named_ids()
+    if not named:
+        return choose_page(named, None, 200)
     try:
-        profiles = [profile_of(capture_id) for capture_id in compare_ids()]
+        profiles = [profile_of(capture_id) for capture_id in compare_ids(named)]
     except SelectionError as error:
-        return choose_page(error.message, error.status)
+        return choose_page(named, error.message, error.status)
     except ApiError as error:  # a capture that is not there, or cannot be read
         return render_template("pages/compare.html", error=error.message, profiles=[]), error.status
     names = setting_names(item["profile"] for item in profiles)
     return render_template("pages/compare.html", error=None, profiles=profiles, names=names)
 
 
-def choose_page(error: str | None, status: int) -> tuple[str, int]:
+def choose_page(named: list[str], error: str | None, status: int) -> tuple[str, int]:
     """The captures to choose from, those named in the address ticked, and ``error`` above."""
     page = render_template(
         "pages/compare.html",
         choosing=True,
         error=error,
         captures=service().rows(),
-        chosen=set(named_ids()),
+        chosen=set(named),
         max_compare=MAX_COMPARE,
         profiles=[],
     )
@@ -188,7 +189,7 @@ def list_captures() -> Response:
 
 @bp.get("/api/captures/compare")
 def compare() -> Response:
-    profiles = [profile_of(capture_id) for capture_id in compare_ids()]
+    profiles = [profile_of(capture_id) for capture_id in compare_ids(named_ids())]
     return jsonify(profiles=profiles, setting_names=setting_names(p["profile"] for p in profiles))
 
 
